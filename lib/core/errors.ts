@@ -1,0 +1,103 @@
+import type { LockRecord } from './record.js'
+
+/** Base class of every error this library throws on purpose. `instanceof LockError` catches them all. */
+export class LockError extends Error {
+  override name = 'LockError'
+  /** The lock's key (the S3 object key), when the error concerns one lock. */
+  readonly key: string | undefined
+
+  constructor(message: string, options: { key?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.key = options.key
+  }
+}
+
+/** Options or arguments that can never work: thrown at construction, before any request is made. */
+export class LockOptionsError extends LockError {
+  override name = 'LockOptionsError'
+}
+
+/** Why a lease is no longer ours. */
+export const LostReason = {
+  /** Another contender wrote the lock object since our last write. */
+  TakenOver: 'taken-over',
+  /** The lock object is gone (someone deleted it). */
+  Deleted: 'deleted',
+  /** The lease ran past its expiry before it could be renewed. */
+  Expired: 'expired',
+  /** We released it ourselves; it cannot be used again. */
+  Released: 'released',
+} as const
+export type LostReason = (typeof LostReason)[keyof typeof LostReason]
+
+/**
+ * The lease is not ours any more. Whatever the holder did after `lostAt` may overlap with
+ * a newer holder's work: only fenced writes (token checked by the target) are safe.
+ */
+export class LockLostError extends LockError {
+  override name = 'LockLostError'
+  readonly reason: LostReason
+  /** The fencing token of the lease that was lost. */
+  readonly token: number
+  /** The record found in the store when the loss was detected, if it was read. */
+  readonly current: LockRecord | undefined
+
+  constructor(
+    message: string,
+    options: { key: string; reason: LostReason; token: number; current?: LockRecord; cause?: unknown },
+  ) {
+    super(message, options)
+    this.reason = options.reason
+    this.token = options.token
+    this.current = options.current
+  }
+}
+
+/** `acquire({ waitMs })` gave up: the lock stayed held for the whole wait. */
+export class LockTimeoutError extends LockError {
+  override name = 'LockTimeoutError'
+  readonly waitedMs: number
+  /** The last record seen, i.e. who held the lock when we gave up. */
+  readonly holder: LockRecord | undefined
+
+  constructor(
+    message: string,
+    options: { key: string; waitedMs: number; holder?: LockRecord; cause?: unknown },
+  ) {
+    super(message, options)
+    this.waitedMs = options.waitedMs
+    this.holder = options.holder
+  }
+}
+
+/**
+ * The object at the lock key is not a lock record this library understands. Nothing was
+ * written: an operator must look at `raw` and reset the lock explicitly (`S3Lock.reset`).
+ */
+export class LockCorruptedError extends LockError {
+  override name = 'LockCorruptedError'
+  /** The body as found (up to the size limit), for the operator. */
+  readonly raw: string
+  /** The etag of the corrupted object, to reset exactly this version. */
+  readonly etag: string | undefined
+
+  constructor(message: string, options: { key: string; raw: string; etag?: string; cause?: unknown }) {
+    super(message, options)
+    this.raw = options.raw
+    this.etag = options.etag
+  }
+}
+
+/**
+ * The store could not be used: access denied, no such bucket, or transient failures that
+ * outlasted the retry budget. `retryable` tells which.
+ */
+export class LockStoreError extends LockError {
+  override name = 'LockStoreError'
+  readonly retryable: boolean
+
+  constructor(message: string, options: { key?: string; retryable: boolean; cause?: unknown }) {
+    super(message, options)
+    this.retryable = options.retryable
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The storage a lock needs: one object per key, read whole, written only conditionally.
+ * S3 is one implementation (`S3LockStore`); `MemoryLockStore` is another, for tests.
+ *
+ * Results are values, not exceptions, because each one steers the protocol. A store throws only
+ * `LockStoreError`: `retryable: true` for failures worth another try (5xx, throttling, timeouts,
+ * connection resets), `false` for the rest (access denied, no such bucket).
+ */
+export interface LockStore {
+  /**
+   * Resolution of `serverDate` in milliseconds (S3's `Date` header has 1 s): the true server
+   * time lies in `[serverDate, serverDate + clockResolutionMs)`. Used to stay conservative.
+   */
+  readonly clockResolutionMs: number
+  read(key: string, options?: StoreCallOptions): Promise<ReadResult>
+  /** Writes only if no object exists at `key` (S3: `If-None-Match: *`). */
+  create(key: string, body: string, options?: StoreCallOptions): Promise<WriteResult>
+  /** Writes only if the object's current etag is `etag` (S3: `If-Match`). */
+  replace(key: string, body: string, etag: string, options?: StoreCallOptions): Promise<WriteResult>
+}
+
+export interface StoreCallOptions {
+  /** Abandon the call (the caller gave up or ran out of time). */
+  readonly signal?: AbortSignal
+}
+
+/** The store's clock as of a response, in ms since the epoch, when the store tells it. */
+interface Timed {
+  readonly serverDate?: number
+}
+
+export const ReadStatus = { Found: 'found', Absent: 'absent' } as const
+
+export type ReadResult =
+  | (Timed & { readonly status: typeof ReadStatus.Found; readonly body: string; readonly etag: string })
+  | (Timed & { readonly status: typeof ReadStatus.Absent })
+
+export const WriteStatus = {
+  Written: 'written',
+  /** The condition did not hold: another writer got there first (S3 412 PreconditionFailed). */
+  PreconditionFailed: 'precondition-failed',
+  /** A concurrent conditional write was in flight; re-read and retry (S3 409 ConditionalRequestConflict). */
+  Conflict: 'conflict',
+  /** `replace` found no object at all (S3 404 on If-Match). */
+  Absent: 'absent',
+} as const
+
+export type WriteResult =
+  | (Timed & { readonly status: typeof WriteStatus.Written; readonly etag: string })
+  | (Timed & {
+      readonly status: typeof WriteStatus.PreconditionFailed
+      /** The store retried the write itself, so the failed condition may be our own first try. */
+      readonly ambiguous?: boolean
+    })
+  | (Timed & { readonly status: typeof WriteStatus.Conflict | typeof WriteStatus.Absent })

@@ -1,0 +1,68 @@
+/** What an S3 error means for the protocol. */
+export const S3ErrorKind = {
+  PreconditionFailed: 'precondition-failed',
+  Conflict: 'conflict',
+  NotFound: 'not-found',
+  /** Worth another try: 5xx, throttling, timeouts, dropped connections. */
+  Transient: 'transient',
+  /** Retrying will not help: access denied, no such bucket, bad request. */
+  Fatal: 'fatal',
+} as const
+export type S3ErrorKind = (typeof S3ErrorKind)[keyof typeof S3ErrorKind]
+
+const TRANSIENT_CODES = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalError',
+  'ServiceUnavailable',
+  'OperationAborted',
+  'TimeoutError',
+  'AbortError',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
+
+interface ErrorShape {
+  name?: string
+  code?: string
+  Code?: string
+  $metadata?: { httpStatusCode?: number }
+  $retryable?: unknown
+}
+
+/**
+ * Classifies by error code before status: some proxies and S3-compatible engines send
+ * `PreconditionFailed` with another status, and 404 covers both a missing key and a missing bucket.
+ */
+export function classifyS3Error(error: unknown): S3ErrorKind {
+  const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape
+  const code = shape.Code ?? shape.name ?? ''
+  const status = shape.$metadata?.httpStatusCode
+  if (code === 'PreconditionFailed' || status === 412) return S3ErrorKind.PreconditionFailed
+  if (code === 'ConditionalRequestConflict') return S3ErrorKind.Conflict
+  if (code === 'NoSuchBucket') return S3ErrorKind.Fatal
+  if (code === 'NoSuchKey' || code === 'NotFound' || status === 404) return S3ErrorKind.NotFound
+  if (status === 409) return S3ErrorKind.Conflict
+  if (TRANSIENT_CODES.has(code) || (shape.code !== undefined && TRANSIENT_CODES.has(shape.code))) {
+    return S3ErrorKind.Transient
+  }
+  if (status !== undefined && (status >= 500 || status === 429)) return S3ErrorKind.Transient
+  if (shape.$retryable) return S3ErrorKind.Transient
+  // No HTTP answer at all (socket errors surface without $metadata status): treat as network.
+  if (status === undefined && error instanceof Error && !(error instanceof TypeError))
+    return S3ErrorKind.Transient
+  return S3ErrorKind.Fatal
+}

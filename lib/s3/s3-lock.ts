@@ -1,0 +1,48 @@
+import { S3Client } from '@aws-sdk/client-s3'
+import { Lock, type LockOptions } from '../core/lock.js'
+import { type EtagQuoting, S3LockStore } from './store.js'
+
+export interface S3LockOptions extends Omit<LockOptions, 'store'> {
+  /** The S3 client. @default a shared client configured from the environment */
+  readonly s3?: S3Client
+  /** The bucket holding lock objects. */
+  readonly bucket: string
+  /** Timeout of each S3 request, in ms. @default 5000 */
+  readonly requestTimeoutMs?: number
+  /** How etags are sent in `If-Match`. @default 'auto' */
+  readonly etagQuoting?: EtagQuoting
+}
+
+let sharedClient: S3Client | undefined
+
+/**
+ * The shared client used when none is given. It makes one attempt per call: the lock retries
+ * by itself, and knows that a retried conditional write may have landed the first time.
+ */
+export function defaultS3Client(): S3Client {
+  sharedClient ??= new S3Client({ maxAttempts: 1 })
+  return sharedClient
+}
+
+/**
+ * A lock whose records live in an S3 bucket, one object per key.
+ *
+ * @example
+ * const lock = new S3Lock({ bucket: 'my-locks', key: 'locks/nightly-report' })
+ * const lease = await lock.tryAcquire()
+ * if (lease) try { await work(lease.token) } finally { await lease.release() }
+ */
+export class S3Lock extends Lock {
+  readonly bucket: string
+
+  constructor(options: S3LockOptions) {
+    const store = new S3LockStore({
+      s3: options.s3 ?? defaultS3Client(),
+      bucket: options.bucket,
+      ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.etagQuoting !== undefined && { etagQuoting: options.etagQuoting }),
+    })
+    super({ ...options, store })
+    this.bucket = options.bucket
+  }
+}

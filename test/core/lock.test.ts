@@ -1,0 +1,306 @@
+import { describe, expect, it } from 'vitest'
+import {
+  Lock,
+  LockCorruptedError,
+  LockLostError,
+  LockOptionsError,
+  LockTimeoutError,
+  LostReason,
+  MemoryLockStore,
+} from '../../lib/index.js'
+import { SimTime } from '../support/sim-clock.js'
+
+function setup(options: { ttlMs?: number; margin?: number } = {}) {
+  const time = new SimTime()
+  const store = new MemoryLockStore({ clock: time.serverClock })
+  const contender = (owner: string, offsetMs = 0) =>
+    new Lock({
+      store,
+      key: 'jobs/nightly',
+      owner,
+      ttlMs: options.ttlMs ?? 10_000,
+      clockSkewMarginMs: options.margin ?? 1_000,
+      clock: time.localClock(offsetMs),
+      random: () => 0.5,
+    })
+  const record = () => JSON.parse(store.peek('jobs/nightly') ?? 'null')
+  return { time, store, contender, record }
+}
+
+describe('Lock (protocol core, in-memory store)', () => {
+  it('creates the record with token 1 when no object exists', async () => {
+    const { contender, record } = setup()
+    const lease = await contender('a').tryAcquire()
+    expect(lease?.token).toBe(1)
+    expect(record()).toMatchObject({ v: 1, token: 1, owner: 'a', ttl_ms: 10_000 })
+    expect(record().expires_at).toBeGreaterThan(0)
+  })
+
+  it('answers null while another owner holds the lock, and tells who', async () => {
+    const { contender } = setup()
+    await contender('a').tryAcquire()
+    const b = contender('b')
+    expect(await b.tryAcquire()).toBeNull()
+    expect(b.lastSeen?.owner).toBe('a')
+  })
+
+  it('release zeroes expires_at, keeps the token, and the next acquisition gets token + 1', async () => {
+    const { contender, record } = setup()
+    const lease = await contender('a').tryAcquire()
+    await lease?.release()
+    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    const next = await contender('b').tryAcquire()
+    expect(next?.token).toBe(2)
+  })
+
+  it('re-acquires after its own release with a single conditional write and no read', async () => {
+    const { contender, store } = setup()
+    const a = contender('a')
+    await (await a.tryAcquire())?.release()
+    const before = { ...store.requests }
+    const lease = await a.tryAcquire()
+    expect(lease?.token).toBe(2)
+    expect(store.requests.read - before.read).toBe(0)
+    expect(store.requests.replace - before.replace).toBe(1)
+  })
+
+  it('falls back to read + write when someone wrote since its cached write', async () => {
+    const { contender, store } = setup()
+    const a = contender('a')
+    await (await a.tryAcquire())?.release()
+    await (await contender('b').tryAcquire())?.release()
+    const before = { ...store.requests }
+    const lease = await a.tryAcquire()
+    expect(lease?.token).toBe(3)
+    expect(store.requests.read - before.read).toBe(1)
+    expect(store.requests.replace - before.replace).toBe(2) // the stale blind try, then the real one
+  })
+
+  it('does not take an expired lease before the clock-skew margin has passed', async () => {
+    const { time, contender } = setup({ ttlMs: 10_000, margin: 1_000 })
+    await contender('a').tryAcquire()
+    time.advance(10_000) // the record's expires_at, give or take the Date resolution
+    expect(await contender('b').tryAcquire()).toBeNull()
+    time.advance(3_000)
+    expect((await contender('b').tryAcquire())?.token).toBe(2)
+  })
+
+  it('judges expiry by the store clock, not by a contender whose clock runs an hour ahead', async () => {
+    const { contender } = setup()
+    await contender('a').tryAcquire()
+    expect(await contender('fast', 3_600_000).tryAcquire()).toBeNull()
+  })
+
+  it('gives the holder a deadline earlier than the record by the margin', async () => {
+    const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
+    const lease = await contender('a').tryAcquire()
+    expect(lease?.remainingMs).toBe(9_000)
+    expect(record().expires_at * 1000).toBeGreaterThanOrEqual(time.now + 10_000)
+  })
+
+  it('takes over a held lease at once, with token + 1, when the owner is its own (a retried invocation)', async () => {
+    const { contender } = setup()
+    const crashed = await contender('fn/request-1').tryAcquire()
+    const retry = await contender('fn/request-1').tryAcquire()
+    expect(retry?.token).toBe((crashed?.token ?? 0) + 1)
+    await expect(crashed?.renew()).rejects.toBeInstanceOf(LockLostError)
+  })
+
+  it('renews with the same token and a later expiry', async () => {
+    const { time, contender, record } = setup()
+    const lease = await contender('a').tryAcquire()
+    const first = record().expires_at
+    time.advance(5_000)
+    await lease?.renew()
+    expect(record()).toMatchObject({ token: 1 })
+    expect(record().expires_at).toBeGreaterThan(first)
+    expect(lease?.remainingMs).toBe(9_000)
+  })
+
+  it('refuses a renew after a takeover, fires the signal, and leaves the new holder untouched', async () => {
+    const { time, contender, record } = setup()
+    const lease = await contender('a').tryAcquire()
+    time.advance(20_000)
+    const thief = await contender('b').tryAcquire()
+    const taken = JSON.stringify(record())
+    const error = await lease?.renew().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockLostError)
+    expect(error).toMatchObject({ reason: LostReason.TakenOver, token: 1, current: { token: 2, owner: 'b' } })
+    expect(lease?.signal.aborted).toBe(true)
+    expect(lease?.signal.reason).toBe(error)
+    expect(JSON.stringify(record())).toBe(taken)
+    expect(thief?.token).toBe(2)
+  })
+
+  it('refuses a stale release and writes nothing', async () => {
+    const { time, contender, store } = setup()
+    const lease = await contender('a').tryAcquire()
+    time.advance(20_000)
+    await contender('b').tryAcquire()
+    const taken = store.peek('jobs/nightly')
+    await expect(lease?.release()).rejects.toMatchObject({ name: 'LockLostError', reason: 'taken-over' })
+    expect(store.peek('jobs/nightly')).toBe(taken)
+  })
+
+  it('treats a second release as a no-op and a renew after release as an error', async () => {
+    const { contender } = setup()
+    const lease = await contender('a').tryAcquire()
+    await lease?.release()
+    await expect(lease?.release()).resolves.toBeUndefined()
+    await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Released })
+  })
+
+  it('reports a deleted lock object as lost, and recreates it above the highest token it saw', async () => {
+    const { contender, store } = setup()
+    const a = contender('a')
+    const lease = await a.tryAcquire()
+    store.delete('jobs/nightly')
+    await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
+    expect((await a.tryAcquire())?.token).toBe(2)
+  })
+
+  it('keeps unknown fields, the checkpoint and last_run across acquisitions', async () => {
+    const { contender, store, record } = setup()
+    store.putRaw(
+      'jobs/nightly',
+      JSON.stringify({ v: 1, token: 7, expires_at: 0, owner: 'x', future_field: [1] }),
+    )
+    const lease = await contender('a').tryAcquire()
+    await lease?.checkpoint({ cursor: 42 })
+    await lease?.release({ lastRun: '2026-11-21T03:00:00Z' })
+    expect(lease?.token).toBe(8)
+    const next = await contender('b').tryAcquire()
+    expect(next?.token).toBe(9)
+    expect(next?.record.state).toEqual({ cursor: 42 })
+    expect(record()).toMatchObject({
+      future_field: [1],
+      last_run: '2026-11-21T03:00:00Z',
+      state: { cursor: 42 },
+    })
+  })
+
+  it('refuses a checkpoint larger than the limit, writing nothing', async () => {
+    const { contender, store } = setup()
+    const lease = await contender('a').tryAcquire()
+    const before = store.peek('jobs/nightly')
+    await expect(lease?.checkpoint('x'.repeat(70_000))).rejects.toBeInstanceOf(LockOptionsError)
+    expect(store.peek('jobs/nightly')).toBe(before)
+  })
+
+  it('inspects without writing', async () => {
+    const { contender, store } = setup()
+    const a = contender('a')
+    expect(await a.inspect()).toBeNull()
+    await a.tryAcquire()
+    const writes = store.requests.create + store.requests.replace
+    expect(await contender('b').inspect()).toMatchObject({ token: 1, owner: 'a', held: true })
+    expect(store.requests.create + store.requests.replace).toBe(writes)
+  })
+
+  describe('acquire with a wait', () => {
+    it('gets the lock once the holder releases it', async () => {
+      const { contender } = setup()
+      const holder = await contender('a').tryAcquire()
+      const waiter = contender('b')
+      let tries = 0
+      const original = waiter.tryAcquire.bind(waiter)
+      waiter.tryAcquire = async (options) => {
+        if (++tries === 3) await holder?.release()
+        return original(options)
+      }
+      const lease = await waiter.acquire({ waitMs: 30_000 })
+      expect(lease.token).toBe(2)
+      expect(tries).toBe(3)
+    })
+
+    it('rejects LockTimeoutError naming the holder when the wait runs out', async () => {
+      const { contender } = setup({ ttlMs: 600_000 })
+      await contender('a').tryAcquire()
+      const error = await contender('b')
+        .acquire({ waitMs: 5_000 })
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockTimeoutError)
+      expect(error).toMatchObject({ holder: { owner: 'a' } })
+      expect((error as LockTimeoutError).waitedMs).toBeGreaterThanOrEqual(5_000)
+    })
+
+    it('stops waiting when its signal aborts', async () => {
+      const { contender } = setup({ ttlMs: 600_000 })
+      await contender('a').tryAcquire()
+      const controller = new AbortController()
+      controller.abort(new Error('shutting down'))
+      await expect(contender('b').acquire({ waitMs: 5_000, signal: controller.signal })).rejects.toThrow(
+        'shutting down',
+      )
+    })
+  })
+
+  describe('corrupted lock objects', () => {
+    const cases: [string, string][] = [
+      ['not JSON', '{"token": 1'],
+      ['a JSON array', '[1,2]'],
+      ['an unknown version', JSON.stringify({ v: 2, token: 1, expires_at: 0, owner: 'a' })],
+      ['a negative token', JSON.stringify({ v: 1, token: -1, expires_at: 0, owner: 'a' })],
+      ['a fractional token', JSON.stringify({ v: 1, token: 1.5, expires_at: 0, owner: 'a' })],
+      ['an unsafe token', JSON.stringify({ v: 1, token: 2 ** 53, expires_at: 0, owner: 'a' })],
+      ['a string token', JSON.stringify({ v: 1, token: '1', expires_at: 0, owner: 'a' })],
+      ['a missing expires_at', JSON.stringify({ v: 1, token: 1, owner: 'a' })],
+      ['a missing owner', JSON.stringify({ v: 1, token: 1, expires_at: 0 })],
+      ['a wrong last_run', JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'a', last_run: 5 })],
+      [
+        'more than 64 KiB',
+        JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'a', pad: 'x'.repeat(70_000) }),
+      ],
+      ['an empty body', ''],
+    ]
+    it.each(cases)('refuses %s with LockCorruptedError and writes nothing', async (_, body) => {
+      const { contender, store } = setup()
+      store.putRaw('jobs/nightly', body)
+      const writes = store.requests.create + store.requests.replace
+      const error = await contender('a')
+        .tryAcquire()
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockCorruptedError)
+      expect((error as LockCorruptedError).raw).toBe(body.slice(0, 64 * 1024))
+      expect(store.peek('jobs/nightly')).toBe(body)
+      expect(store.requests.create + store.requests.replace).toBe(writes)
+    })
+
+    it('lets an operator reset a corrupted lock with an explicit token', async () => {
+      const { contender, store } = setup()
+      store.putRaw('jobs/nightly', 'garbage')
+      const operator = contender('operator')
+      await operator.reset({ token: 100 })
+      expect((await contender('a').tryAcquire())?.token).toBe(101)
+    })
+
+    it('refuses to reset a held lock or to lower its token', async () => {
+      const { contender } = setup()
+      const lease = await contender('a').tryAcquire()
+      await expect(contender('op').reset({ token: 50 })).rejects.toThrow(/not released/)
+      await lease?.release()
+      await expect(contender('op').reset({ token: 1 })).rejects.toThrow(/above the current token/)
+    })
+  })
+
+  describe('options', () => {
+    const store = new MemoryLockStore()
+    it.each([
+      ['an empty key', { key: '' }],
+      ['a zero ttl', { key: 'k', ttlMs: 0 }],
+      ['an infinite ttl', { key: 'k', ttlMs: Number.POSITIVE_INFINITY }],
+      ['a negative margin', { key: 'k', clockSkewMarginMs: -1 }],
+      ['a margin as long as the ttl', { key: 'k', ttlMs: 1_000, clockSkewMarginMs: 1_000 }],
+      ['an absurd margin', { key: 'k', ttlMs: 3_600_000, clockSkewMarginMs: 3_000_000 }],
+      ['an empty owner', { key: 'k', owner: '' }],
+      ['zero retry attempts', { key: 'k', retry: { attempts: 0 } }],
+    ])('refuses %s at construction', (_, options) => {
+      expect(() => new Lock({ store, ...options })).toThrow(LockOptionsError)
+    })
+
+    it('refuses a per-call ttl not above the margin', async () => {
+      const lock = new Lock({ store, key: 'k', clockSkewMarginMs: 1_000 })
+      await expect(lock.tryAcquire({ ttlMs: 500 })).rejects.toBeInstanceOf(LockOptionsError)
+    })
+  })
+})

@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config'
+
+// `source` makes `lambda-singleton` (self-reference) resolve to the TypeScript sources.
+const resolve = { conditions: ['source', 'import', 'node', 'default'] }
+
+export default defineConfig({
+  resolve,
+  ssr: { resolve: { conditions: resolve.conditions, externalConditions: ['source'] } },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/core/**/*.test.ts', 'test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 's3',
+          include: ['test/s3/**/*.test.ts', 'test/middy/**/*.test.ts', 'test/fencing/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 },
+      },
+    ],
+  },
+})
