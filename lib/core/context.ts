@@ -38,7 +38,6 @@ export class LockContext {
   constructor(
     readonly store: LockStore,
     readonly key: string,
-    readonly owner: string,
     readonly marginMs: number,
     readonly clock: Clock,
     readonly retry: RetryOptions,

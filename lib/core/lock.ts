@@ -38,6 +38,8 @@ export interface LockOptions {
 export interface AcquireOptions {
   /** Lease length for this acquisition. @default the lock's `ttlMs` */
   readonly ttlMs?: number
+  /** Owner for this acquisition, e.g. the invocation's request id. @default the lock's `owner` */
+  readonly owner?: string
   /** Abandons the attempt; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal
 }
@@ -97,7 +99,6 @@ export class Lock {
     this.#context = new LockContext(
       options.store,
       this.key,
-      this.owner,
       this.clockSkewMarginMs,
       options.clock ?? systemClock,
       options.retry ?? {},
@@ -119,17 +120,20 @@ export class Lock {
     const ttlMs = options.ttlMs ?? this.ttlMs
     this.#validateTtl(ttlMs)
     const { signal } = options
+    const owner = options.owner ?? this.owner
     const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
 
-    // Our own last write is a snapshot we can trust until someone else writes: try it blind.
-    const cached = context.lastWrite
+    // Our own last write is a snapshot we can trust until someone else writes: when it released
+    // the lock (or names this very owner), try the write blind, without reading first.
+    const last = context.lastWrite
+    const cached = last && (last.record.expires_at === 0 || last.record.owner === owner) ? last : undefined
     let fromCache = cached !== undefined
     let snapshot: Snapshot | undefined = cached
       ? { ...cached, serverLower: Number.NEGATIVE_INFINITY }
       : await context.read(budget, signal)
 
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== this.owner) {
+      if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         this.#lastSeen = snapshot.record
         return null
       }
@@ -139,7 +143,7 @@ export class Lock {
         v: RECORD_VERSION,
         token: (snapshot ? snapshot.record.token : context.highestToken) + 1,
         expires_at: context.expiresAtFor(ttlMs),
-        owner: this.owner,
+        owner,
         acquired_at: Math.round(context.serverClock.upperNow()) / 1000,
         ttl_ms: ttlMs,
       }

@@ -64,6 +64,14 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(store.requests.replace - before.replace).toBe(1)
   })
 
+  it('never takes a lease it holds for another owner from its cache (concurrent invocations in one process)', async () => {
+    const { contender } = setup()
+    const shared = contender('process')
+    const first = await shared.tryAcquire({ owner: 'fn/request-1' })
+    expect(first?.token).toBe(1)
+    expect(await shared.tryAcquire({ owner: 'fn/request-2' })).toBeNull()
+  })
+
   it('falls back to read + write when someone wrote since its cached write', async () => {
     const { contender, store } = setup()
     const a = contender('a')

@@ -1,0 +1,17 @@
+import { LockError } from '../core/errors.js'
+import type { LockRecord } from '../core/record.js'
+
+/**
+ * Thrown by the middleware with `onHeld: 'throw'` when another run holds the lock, so that the
+ * invoker (Lambda's async retries, a queue) tries again later.
+ */
+export class LockHeldError extends LockError {
+  override name = 'LockHeldError'
+  /** The holder's record as last read. */
+  readonly holder: LockRecord | undefined
+
+  constructor(message: string, options: { key: string; holder?: LockRecord; cause?: unknown }) {
+    super(message, options)
+    this.holder = options.holder
+  }
+}

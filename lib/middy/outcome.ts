@@ -1,0 +1,25 @@
+/** What happened to one invocation, as logged and as passed to `onOutcome` (for metrics). */
+export const Outcome = {
+  /** The lock was taken; the handler runs. */
+  Acquired: 'acquired',
+  /** Another run holds the lock; the handler did not run. */
+  Skipped: 'skipped',
+  /** This tick already completed; the handler did not run. */
+  Duplicate: 'duplicate',
+  /** The handler finished (or failed) and the lock was released. */
+  Released: 'released',
+  /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
+  Lost: 'lost',
+  /** The lock could not be used at all (store unreachable, corrupted record, bad key). */
+  Error: 'error',
+} as const
+export type Outcome = (typeof Outcome)[keyof typeof Outcome]
+
+export interface OutcomeEvent {
+  readonly outcome: Outcome
+  readonly key: string
+  readonly token?: number
+  readonly owner?: string
+  readonly tick?: string
+  readonly error?: Error
+}

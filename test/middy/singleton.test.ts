@@ -1,0 +1,268 @@
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import middy from '@middy/core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  isSkipResult,
+  LockHeldError,
+  type OutcomeEvent,
+  type SingletonContext,
+  type SingletonOptions,
+  type SkipResult,
+  singleton,
+} from '../../lib/middy/index.js'
+import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
+import { freshBucket, getRaw, getRecord, testS3Client } from '../support/s3.js'
+
+let s3: S3Client
+let bucket: string
+let functions = 0
+const freshFunction = (label: string): string => `${label}-${++functions}`
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+beforeAll(async () => {
+  s3 = testS3Client()
+  bucket = await freshBucket(s3, 'middy')
+})
+
+afterAll(() => s3.destroy())
+
+/** A handler behind the middleware, with the outcomes it reported. */
+function wrapped<TResult>(
+  body: (event: unknown, context: SingletonContext) => Promise<TResult>,
+  options: SingletonOptions & { timeoutEarlyInMillis?: number } = {},
+) {
+  const outcomes: OutcomeEvent[] = []
+  const { timeoutEarlyInMillis, ...rest } = options
+  const handler = middy<unknown, TResult, Error, SingletonContext>({
+    timeoutEarlyInMillis: timeoutEarlyInMillis ?? 0,
+  })
+    .use(
+      singleton<unknown, TResult>({
+        s3,
+        bucket,
+        logger: silent,
+        onOutcome: (o) => outcomes.push(o),
+        ...rest,
+      }),
+    )
+    .handler(body)
+  // Middy types the result as the body's; behind singleton() it may also be a SkipResult.
+  return {
+    handler: handler as (event: unknown, context: SingletonContext) => Promise<TResult | SkipResult>,
+    outcomes,
+  }
+}
+
+const silent = { info() {}, warn() {}, error() {} }
+
+describe('singleton() middleware on a real S3 engine', () => {
+  it('runs exactly one of 10 concurrent invocations; the rest skip; the token matches the object', async () => {
+    const functionName = freshFunction('race')
+    let running = 0
+    const seen: number[] = []
+    const { handler } = wrapped(async (_event, context) => {
+      running++
+      seen.push(context.singleton.token)
+      await sleep(500)
+      running--
+      return { done: true, token: context.singleton.token }
+    })
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => handler({}, lambdaContext({ functionName }))),
+    )
+    const ran = results.filter((r) => !isSkipResult(r))
+    const skipped = results.filter(isSkipResult)
+    expect(ran).toHaveLength(1)
+    expect(skipped).toHaveLength(9)
+    expect(seen).toHaveLength(1)
+    expect(running).toBe(0)
+    expect(skipped[0]).toMatchObject({ reason: 'held', key: `locks/${functionName}`, token: seen[0] })
+    expect(skipped[0]?.holder).toMatch(new RegExp(`^${functionName}/`))
+    expect(new Date(skipped[0]?.until ?? 0).getTime()).toBeGreaterThan(Date.now())
+    expect(await getRecord(s3, bucket, `locks/${functionName}`)).toMatchObject({
+      token: seen[0],
+      expires_at: 0,
+    })
+  })
+
+  it('releases after success and after a throw, so the next run gets token + 1', async () => {
+    const functionName = freshFunction('release')
+    const key = `locks/${functionName}`
+    const tokens: number[] = []
+    const { handler } = wrapped(async (event, context) => {
+      tokens.push(context.singleton.token)
+      if ((event as { fail?: boolean }).fail) throw new Error('job failed')
+      return 'ok'
+    })
+    await handler({}, lambdaContext({ functionName }))
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ token: 1, expires_at: 0 })
+    await expect(handler({ fail: true }, lambdaContext({ functionName }))).rejects.toThrow('job failed')
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ token: 2, expires_at: 0 })
+    await handler({}, lambdaContext({ functionName }))
+    expect(tokens).toEqual([1, 2, 3])
+  })
+
+  it("releases on Middy's early timeout, before Lambda would kill the invocation", async () => {
+    const functionName = freshFunction('timeout')
+    const key = `locks/${functionName}`
+    let aborted = false
+    const { handler } = wrapped(
+      async (_event, context) => {
+        context.singleton.signal.addEventListener('abort', () => {
+          aborted = true
+        })
+        await sleep(5_000)
+        return 'too late'
+      },
+      { timeoutEarlyInMillis: 1_000 },
+    )
+    const startedAt = Date.now()
+    await expect(handler({}, lambdaContext({ functionName, timeoutMs: 2_000 }))).rejects.toMatchObject({
+      name: 'TimeoutError',
+    })
+    expect(Date.now() - startedAt).toBeLessThan(2_000)
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ token: 1, expires_at: 0 })
+    expect(aborted).toBe(true)
+  })
+
+  it('keeps a 2 s lease alive with heartbeats through a 6 s handler', async () => {
+    const functionName = freshFunction('heartbeat')
+    const { handler } = wrapped(
+      async (_event, context) => {
+        await sleep(6_000)
+        return { lost: context.singleton.signal.aborted }
+      },
+      { ttlMs: 2_000, clockSkewMarginMs: 300 },
+    )
+    const { handler: contender } = wrapped(async () => 'ran', { ttlMs: 2_000, clockSkewMarginMs: 300 })
+    const run = handler({}, lambdaContext({ functionName }))
+    const attempts: unknown[] = []
+    for (const at of [2_500, 2_000, 1_000]) {
+      await sleep(at)
+      attempts.push(await contender({}, lambdaContext({ functionName })))
+    }
+    expect(await run).toEqual({ lost: false })
+    expect(attempts.every(isSkipResult)).toBe(true)
+    expect(await getRecord(s3, bucket, `locks/${functionName}`)).toMatchObject({ token: 1, expires_at: 0 })
+  })
+
+  it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
+    const functionName = freshFunction('stolen')
+    const key = `locks/${functionName}`
+    const { handler, outcomes } = wrapped(
+      async (_event, context) => {
+        // An operator or a buggy peer overwrites the lock (conditionally, as the bucket policy demands).
+        const current = await getRaw(s3, bucket, key)
+        const record = JSON.parse(current.body) as Record<string, unknown>
+        const thief = { ...record, token: (record.token as number) + 1, owner: 'thief' }
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: JSON.stringify(thief),
+            IfMatch: current.etag.replaceAll('"', ''),
+          }),
+        )
+        await new Promise((resolve) => context.singleton.signal.addEventListener('abort', resolve))
+        return { reason: (context.singleton.signal.reason as Error).name }
+      },
+      { ttlMs: 1_500, clockSkewMarginMs: 300 },
+    )
+    expect(await handler({}, lambdaContext({ functionName }))).toEqual({ reason: 'LockLostError' })
+    expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ token: 2, owner: 'thief' })
+  })
+
+  it('skips a duplicate delivery of a completed tick, and runs the next tick', async () => {
+    const functionName = freshFunction('dedupe')
+    const key = `locks/${functionName}`
+    let runs = 0
+    const { handler, outcomes } = wrapped(async () => ++runs)
+    const tick = schedulerEvent('2026-11-21T03:00:00Z')
+    expect(await handler(tick, lambdaContext({ functionName }))).toBe(1)
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ last_run: '2026-11-21T03:00:00Z' })
+    expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({
+      skipped: true,
+      reason: 'duplicate',
+      tick: '2026-11-21T03:00:00Z',
+    })
+    expect(await handler(schedulerEvent('2026-11-22T03:00:00Z'), lambdaContext({ functionName }))).toBe(2)
+    expect(runs).toBe(2)
+    expect(outcomes.map((o) => o.outcome)).toContain('duplicate')
+  })
+
+  it('does not mark a tick done when the handler failed, so its retry runs', async () => {
+    const functionName = freshFunction('retry-tick')
+    let calls = 0
+    const { handler } = wrapped(async () => {
+      if (++calls === 1) throw new Error('flaky')
+      return calls
+    })
+    const tick = schedulerEvent('2026-11-21T04:00:00Z')
+    await expect(handler(tick, lambdaContext({ functionName }))).rejects.toThrow('flaky')
+    expect(await handler(tick, lambdaContext({ functionName }))).toBe(2)
+  })
+
+  it('hands a checkpoint to the next holder', async () => {
+    const functionName = freshFunction('checkpoint')
+    const states: unknown[] = []
+    const { handler } = wrapped(async (event, context) => {
+      states.push(context.singleton.state)
+      await context.singleton.checkpoint({ cursor: 41 })
+      if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
+      await context.singleton.checkpoint({ cursor: 42 })
+      return 'done'
+    })
+    await expect(handler({ crash: true }, lambdaContext({ functionName }))).rejects.toThrow('crashed')
+    await handler({}, lambdaContext({ functionName }))
+    expect(states).toEqual([undefined, { cursor: 41 }])
+    await expect(
+      wrapped(async (_e, context) => context.singleton.checkpoint('x'.repeat(100_000))).handler(
+        {},
+        lambdaContext({ functionName }),
+      ),
+    ).rejects.toThrow(/Checkpoint state is .* bytes/)
+  })
+
+  it("throws LockHeldError with onHeld: 'throw'", async () => {
+    const functionName = freshFunction('throw')
+    const { handler } = wrapped(async () => sleep(800), { onHeld: 'throw' })
+    const first = handler({}, lambdaContext({ functionName }))
+    await sleep(200)
+    const error = await handler({}, lambdaContext({ functionName })).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockHeldError)
+    expect((error as LockHeldError).holder?.owner).toMatch(new RegExp(`^${functionName}/`))
+    await first
+  })
+
+  it('waits for the holder with waitMs, then runs', async () => {
+    const functionName = freshFunction('wait')
+    const order: string[] = []
+    const { handler } = wrapped(
+      async (event) => {
+        order.push(`start ${(event as { n: number }).n}`)
+        await sleep(700)
+        order.push(`end ${(event as { n: number }).n}`)
+        return (event as { n: number }).n
+      },
+      { waitMs: 5_000 },
+    )
+    const results = await Promise.all([
+      handler({ n: 1 }, lambdaContext({ functionName })),
+      sleep(100).then(() => handler({ n: 2 }, lambdaContext({ functionName }))),
+    ])
+    expect(results).toEqual([1, 2])
+    expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2'])
+  })
+
+  it('locks per tenant with a key function', async () => {
+    const functionName = freshFunction('tenant')
+    const { handler } = wrapped(async (_event, context) => context.singleton.key, {
+      key: (event) => `sync/${(event as { tenant: string }).tenant}`,
+    })
+    const keys = await Promise.all(
+      ['acme', 'globex'].map((tenant) => handler({ tenant }, lambdaContext({ functionName }))),
+    )
+    expect(keys).toEqual(['locks/sync/acme', 'locks/sync/globex'])
+  })
+})

@@ -1,0 +1,141 @@
+import type { S3Client } from '@aws-sdk/client-s3'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
+import { LockStoreError, S3Lock, S3LockStore, WriteStatus } from '../../lib/index.js'
+import { FaultProxy } from '../support/fault-proxy.js'
+import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
+
+let direct: S3Client
+let viaProxy: S3Client
+let proxy: FaultProxy
+let bucket: string
+let keys = 0
+const freshKey = (label: string): string => `locks/${label}-${++keys}`
+
+beforeAll(async () => {
+  direct = testS3Client()
+  bucket = await freshBucket(direct, 'faults')
+  proxy = new FaultProxy(inject('s3').endpoint)
+  viaProxy = testS3Client({ endpoint: await proxy.start() })
+})
+
+afterEach(() => proxy.clear())
+
+afterAll(async () => {
+  viaProxy.destroy()
+  direct.destroy()
+  await proxy.stop()
+})
+
+const lockOn = (key: string, owner = 'faulty') =>
+  new S3Lock({
+    s3: viaProxy,
+    bucket,
+    key,
+    owner,
+    requestTimeoutMs: 800,
+    retry: { attempts: 4, baseMs: 20, capMs: 100 },
+  })
+
+describe('S3Lock through a fault-injecting proxy', () => {
+  it('retries a 503 SlowDown on the read and on the write, then acquires', async () => {
+    const key = freshKey('503')
+    proxy.inject('GET', { kind: 'status', status: 503, code: 'SlowDown' })
+    proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' })
+    const lease = await lockOn(key).tryAcquire()
+    expect(lease?.token).toBe(1)
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, owner: 'faulty' })
+  })
+
+  it('retries a request that times out', async () => {
+    const key = freshKey('timeout')
+    proxy.inject('PUT', { kind: 'delay', ms: 2_000 })
+    const lease = await lockOn(key).tryAcquire()
+    expect(lease?.token).toBe(1)
+    // The slow first PUT reaches S3 after the retry won; its If-None-Match makes it harmless.
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, owner: 'faulty' })
+  })
+
+  it('retries a dropped connection', async () => {
+    const key = freshKey('reset')
+    proxy.inject('PUT', { kind: 'reset' })
+    expect((await lockOn(key).tryAcquire())?.token).toBe(1)
+  })
+
+  it('keeps a write whose answer was lost, recognising its own record on the retry', async () => {
+    const key = freshKey('lost-answer')
+    proxy.inject('PUT', { kind: 'lose-response' })
+    const lock = lockOn(key)
+    const lease = await lock.tryAcquire()
+    expect(lease?.token).toBe(1)
+    proxy.inject('PUT', { kind: 'lose-response' })
+    await lease?.renew()
+    proxy.inject('PUT', { kind: 'lose-response' })
+    await lease?.release()
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, expires_at: 0, owner: 'faulty' })
+  })
+
+  it('re-reads and retries after 409 ConditionalRequestConflict', async () => {
+    const key = freshKey('409')
+    const lock = lockOn(key)
+    await (await lock.tryAcquire())?.release()
+    proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
+    const lease = await lock.tryAcquire()
+    expect(lease?.token).toBe(2)
+    proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
+    await lease?.release()
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 2, expires_at: 0 })
+  })
+
+  it('recognises PreconditionFailed by its code even under another status', async () => {
+    const key = freshKey('412-code')
+    proxy.inject('PUT', { kind: 'status', status: 400, code: 'PreconditionFailed' })
+    expect(await lockOn(key).tryAcquire()).toBeNull()
+  })
+
+  it('gives up with a retryable LockStoreError when the store keeps failing', async () => {
+    const key = freshKey('down')
+    proxy.inject('GET', { kind: 'status', status: 503, code: 'ServiceUnavailable' }, 10)
+    const error = await lockOn(key)
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockStoreError)
+    expect(error).toMatchObject({ retryable: true })
+  })
+
+  it('does not retry access denied', async () => {
+    const key = freshKey('denied')
+    proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' }, 10)
+    const counting = testS3Client({ endpoint: await proxyEndpoint() })
+    const requests = countRequests(counting)
+    const error = await new S3Lock({ s3: counting, bucket, key }).tryAcquire().catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
+    expect(requests.total()).toBe(1)
+    counting.destroy()
+  })
+})
+
+describe('S3LockStore etag quoting', () => {
+  it('uses bare etags in If-Match, which this engine needs', async () => {
+    const key = freshKey('quoting')
+    const store = new S3LockStore({ s3: direct, bucket })
+    const created = await store.create(key, '{}')
+    expect(created.status).toBe(WriteStatus.Written)
+    const etag = created.status === WriteStatus.Written ? created.etag : ''
+    expect(etag).not.toMatch(/"/)
+    expect((await store.replace(key, '{"a":1}', etag)).status).toBe(WriteStatus.Written)
+  })
+
+  it('with quoting forced on, an engine that wants bare etags refuses every If-Match', async () => {
+    const key = freshKey('quoted')
+    const store = new S3LockStore({ s3: direct, bucket, etagQuoting: 'quoted' })
+    const created = await store.create(key, '{}')
+    const etag = created.status === WriteStatus.Written ? created.etag : ''
+    expect((await store.replace(key, '{"a":1}', etag)).status).toBe(WriteStatus.PreconditionFailed)
+  })
+})
+
+async function proxyEndpoint(): Promise<string> {
+  const endpoint = await viaProxy.config.endpoint?.()
+  return `${endpoint?.protocol}//${endpoint?.hostname}:${endpoint?.port}`
+}

@@ -1,0 +1,180 @@
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  LockCorruptedError,
+  LockLostError,
+  LockTimeoutError,
+  LostReason,
+  S3Lock,
+  type S3LockOptions,
+} from '../../lib/index.js'
+import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
+
+let s3: S3Client
+let bucket: string
+let keys = 0
+const freshKey = (label: string): string => `locks/${label}-${++keys}`
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+beforeAll(async () => {
+  s3 = testS3Client()
+  bucket = await freshBucket(s3, 'lock')
+})
+
+afterAll(() => s3.destroy())
+
+const lockOn = (key: string, options: Partial<S3LockOptions> = {}) =>
+  new S3Lock({ s3, bucket, key, ttlMs: 30_000, clockSkewMarginMs: 500, ...options })
+
+describe('S3Lock on a real S3 engine', () => {
+  it('grants exactly one of 50 concurrent tryAcquire calls on a fresh key, 20 times over', async () => {
+    const winners: number[] = []
+    for (let round = 0; round < 20; round++) {
+      const key = freshKey('race')
+      const contenders = Array.from({ length: 50 }, (_, i) =>
+        lockOn(key, { owner: `contender-${round}-${i}` }),
+      )
+      const leases = await Promise.all(contenders.map((lock) => lock.tryAcquire()))
+      const won = leases.flatMap((lease, i) => (lease ? [i] : []))
+      expect(won).toHaveLength(1)
+      const record = await getRecord(s3, bucket, key)
+      expect(record).toMatchObject({ token: 1, owner: `contender-${round}-${won[0]}` })
+      winners.push(won[0] ?? -1)
+    }
+    expect(winners).toHaveLength(20)
+  })
+
+  it('hands out tokens 1..100 over 100 acquire/release cycles, with expires_at 0 after each release', async () => {
+    const key = freshKey('cycles')
+    const locks = [lockOn(key, { owner: 'a' }), lockOn(key, { owner: 'b' })]
+    for (let i = 1; i <= 100; i++) {
+      const lease = await locks[i % 2]?.tryAcquire()
+      expect(lease?.token).toBe(i)
+      await lease?.release()
+      expect(await getRecord(s3, bucket, key)).toMatchObject({ token: i, expires_at: 0 })
+    }
+  })
+
+  it('costs GET + PUT for a cold acquire, one PUT for a warm re-acquire, one PUT for a release', async () => {
+    const key = freshKey('requests')
+    const counting = testS3Client()
+    const requests = countRequests(counting)
+    const lock = new S3Lock({ s3: counting, bucket, key })
+    const cold = await lock.tryAcquire()
+    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
+    requests.reset()
+    await cold?.release()
+    expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
+    requests.reset()
+    const warm = await lock.tryAcquire()
+    expect(warm?.token).toBe(2)
+    expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
+    await warm?.release()
+    counting.destroy()
+  })
+
+  it('lets a contender take over an expired lease with token + 1, and refuses the old holder', async () => {
+    const key = freshKey('takeover')
+    const holder = lockOn(key, { owner: 'crashed', ttlMs: 1_500, clockSkewMarginMs: 200 })
+    const lease = await holder.tryAcquire()
+    expect(lease?.token).toBe(1)
+    const thief = lockOn(key, { owner: 'next' })
+    expect(await thief.tryAcquire()).toBeNull()
+    await sleep(3_500) // ttl + margin + the Date header's one-second resolution
+    const next = await thief.tryAcquire()
+    expect(next?.token).toBe(2)
+    const taken = await getRaw(s3, bucket, key)
+
+    await expect(lease?.renew()).rejects.toMatchObject({
+      name: 'LockLostError',
+      reason: LostReason.TakenOver,
+    })
+    await expect(lease?.release()).rejects.toBeInstanceOf(LockLostError)
+    expect(await getRaw(s3, bucket, key)).toEqual(taken)
+  })
+
+  it('renews with the same token and a later expires_at', async () => {
+    const key = freshKey('renew')
+    const lease = await lockOn(key).tryAcquire()
+    const before = await getRecord(s3, bucket, key)
+    await sleep(1_100)
+    await lease?.renew(60_000)
+    const after = await getRecord(s3, bucket, key)
+    expect(after.token).toBe(before.token)
+    expect(after.expires_at as number).toBeGreaterThan(before.expires_at as number)
+    await lease?.release()
+  })
+
+  it('re-acquires at once, with token + 1, when the record names the same owner', async () => {
+    const key = freshKey('same-owner')
+    await lockOn(key, { owner: 'fn/req-1' }).tryAcquire() // then "crashes"
+    const retry = await lockOn(key, { owner: 'fn/req-1' }).tryAcquire()
+    expect(retry?.token).toBe(2)
+  })
+
+  it('reports a deleted lock as lost and recreates it above the last token it saw', async () => {
+    const key = freshKey('deleted')
+    const lock = lockOn(key)
+    const lease = await lock.tryAcquire()
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
+    await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
+    const again = await lock.tryAcquire()
+    expect(again?.token).toBe(2)
+  })
+
+  describe('corrupted lock objects', () => {
+    const bodies: [string, string][] = [
+      ['not JSON', 'hello'],
+      ['a record without token', JSON.stringify({ v: 1, expires_at: 0, owner: 'x' })],
+      ['a negative token', JSON.stringify({ v: 1, token: -3, expires_at: 0, owner: 'x' })],
+      ['a non-integer token', JSON.stringify({ v: 1, token: 2.5, expires_at: 0, owner: 'x' })],
+      ['an empty object', ''],
+      ['a 1 MiB object', 'x'.repeat(1024 * 1024)],
+    ]
+    it.each(bodies)('refuses %s with LockCorruptedError and leaves it as it was', async (_, body) => {
+      const key = freshKey('corrupt')
+      await putRaw(s3, bucket, key, body)
+      const before = await getRaw(s3, bucket, key)
+      const error = await lockOn(key)
+        .tryAcquire()
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockCorruptedError)
+      expect((error as LockCorruptedError).raw).toBe(body.slice(0, 64 * 1024 + 1))
+      expect(await getRaw(s3, bucket, key)).toEqual(before)
+    })
+  })
+
+  describe('acquire with a wait', () => {
+    it('gets the lock when the holder releases it', async () => {
+      const key = freshKey('wait')
+      const lease = await lockOn(key, { owner: 'holder' }).tryAcquire()
+      setTimeout(() => void lease?.release(), 1_000)
+      const waited = await lockOn(key, { owner: 'waiter' }).acquire({ waitMs: 10_000 })
+      expect(waited.token).toBe(2)
+    })
+
+    it('times out with LockTimeoutError while the holder keeps it', async () => {
+      const key = freshKey('wait-timeout')
+      await lockOn(key, { owner: 'holder' }).tryAcquire()
+      const startedAt = Date.now()
+      const error = await lockOn(key, { owner: 'waiter' })
+        .acquire({ waitMs: 1_500 })
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockTimeoutError)
+      expect(error).toMatchObject({ holder: { owner: 'holder' } })
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_500)
+    })
+  })
+
+  it('inspects a lock without writing it', async () => {
+    const key = freshKey('inspect')
+    const lock = lockOn(key)
+    expect(await lock.inspect()).toBeNull()
+    await lock.tryAcquire()
+    const before = await getRaw(s3, bucket, key)
+    const info = await lockOn(key).inspect()
+    expect(info).toMatchObject({ token: 1, owner: lock.owner, held: true })
+    expect(`"${info?.etag}"`).toBe(before.etag)
+    expect(await getRaw(s3, bucket, key)).toEqual(before)
+  })
+})
