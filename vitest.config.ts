@@ -10,13 +10,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/core/**/*.test.ts', 'test/unit/**/*.test.ts'] },
+        test: { name: 'unit', include: ['test/core/**/*.test.ts', 'test/**/*.unit.test.ts'] },
       },
       {
         extends: true,
         test: {
           name: 's3',
           include: ['test/s3/**/*.test.ts', 'test/middy/**/*.test.ts', 'test/fencing/**/*.test.ts'],
+          exclude: ['**/*.unit.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
