@@ -35,6 +35,14 @@ export {
   type WriteResult,
   WriteStatus,
 } from './core/store.js'
+export {
+  FENCING_TOKEN_METADATA,
+  type FencedPutOptions,
+  type FencedPutResult,
+  FencedWriteRejectedError,
+  fencedPut,
+} from './fencing/fenced-put.js'
 export { MemoryLockStore, type MemoryLockStoreOptions } from './memory/store.js'
+export { EtagQuoting } from './s3/etag.js'
 export { defaultS3Client, S3Lock, type S3LockOptions } from './s3/s3-lock.js'
-export { EtagQuoting, S3LockStore, type S3LockStoreOptions } from './s3/store.js'
+export { S3LockStore, type S3LockStoreOptions } from './s3/store.js'

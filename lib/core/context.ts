@@ -34,6 +34,8 @@ export class LockContext {
   lastWrite: { readonly record: LockRecord; readonly etag: string } | undefined
   /** Highest token ever seen here: a vanished object is recreated above it, never below. */
   highestToken = 0
+  /** The last read found no object but could not be sure of it (see `ReadResult`). */
+  lastAbsenceUnconfirmed = false
 
   constructor(
     readonly store: LockStore,
@@ -69,6 +71,7 @@ export class LockContext {
       const result = await this.store.read(this.key, { ...(signal && { signal }) })
       const receivedAt = this.clock.now()
       this.serverClock.observe(result.serverDate, sentAt, receivedAt)
+      this.lastAbsenceUnconfirmed = result.status === ReadStatus.Absent && result.unconfirmed === true
       if (result.status === ReadStatus.Absent) return undefined
       const record = parseRecord(result.body, this.key, result.etag)
       this.highestToken = Math.max(this.highestToken, record.token)

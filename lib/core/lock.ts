@@ -132,6 +132,7 @@ export class Lock {
       ? { ...cached, serverLower: Number.NEGATIVE_INFINITY }
       : await context.read(budget, signal)
 
+    let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         this.#lastSeen = snapshot.record
@@ -156,6 +157,16 @@ export class Lock {
           this.#lastSeen = record
           return new Lease(context, record, result.etag, composedAt + ttlMs - this.clockSkewMarginMs, ttlMs)
         case WriteStatus.PreconditionFailed:
+          if (!snapshot && context.lastAbsenceUnconfirmed) {
+            if (deniedOnce) {
+              throw new LockStoreError(`Lock "${this.key}": the lock object exists but may not be read`, {
+                key: this.key,
+                retryable: false,
+              })
+            }
+            deniedOnce = true
+            break // it exists after all: read it
+          }
           if (!fromCache) return null // another contender won this round
           break // our cache was stale: read what is there now
         case WriteStatus.Conflict:

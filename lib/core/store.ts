@@ -33,7 +33,14 @@ export const ReadStatus = { Found: 'found', Absent: 'absent' } as const
 
 export type ReadResult =
   | (Timed & { readonly status: typeof ReadStatus.Found; readonly body: string; readonly etag: string })
-  | (Timed & { readonly status: typeof ReadStatus.Absent })
+  | (Timed & {
+      readonly status: typeof ReadStatus.Absent
+      /**
+       * The store could not tell "absent" from "not allowed to know" (S3 answers 403 to a GET of
+       * a missing key when the reader may not list the bucket). A create settles it.
+       */
+      readonly unconfirmed?: boolean
+    })
 
 export const WriteStatus = {
   Written: 'written',

@@ -3,6 +3,8 @@ export const S3ErrorKind = {
   PreconditionFailed: 'precondition-failed',
   Conflict: 'conflict',
   NotFound: 'not-found',
+  /** 403: not allowed, or (for a GET without s3:ListBucket) no such key. */
+  Denied: 'denied',
   /** Worth another try: 5xx, throttling, timeouts, dropped connections. */
   Transient: 'transient',
   /** Retrying will not help: access denied, no such bucket, bad request. */
@@ -16,6 +18,8 @@ const TRANSIENT_CODES = new Set([
   'ThrottlingException',
   'TooManyRequestsException',
   'RequestTimeout',
+  // The SDK corrects its clock from this answer, so the next try is signed right.
+  'RequestTimeTooSkewed',
   'RequestTimeoutException',
   'InternalError',
   'ServiceUnavailable',
@@ -56,6 +60,7 @@ export function classifyS3Error(error: unknown): S3ErrorKind {
   if (code === 'NoSuchBucket') return S3ErrorKind.Fatal
   if (code === 'NoSuchKey' || code === 'NotFound' || status === 404) return S3ErrorKind.NotFound
   if (status === 409) return S3ErrorKind.Conflict
+  if (code === 'AccessDenied' || (status === 403 && !TRANSIENT_CODES.has(code))) return S3ErrorKind.Denied
   if (TRANSIENT_CODES.has(code) || (shape.code !== undefined && TRANSIENT_CODES.has(shape.code))) {
     return S3ErrorKind.Transient
   }

@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3'
 import { Lock, type LockOptions } from '../core/lock.js'
-import { type EtagQuoting, S3LockStore } from './store.js'
+import type { EtagQuoting } from './etag.js'
+import { S3LockStore } from './store.js'
 
 export interface S3LockOptions extends Omit<LockOptions, 'store'> {
   /** The S3 client. @default a shared client configured from the environment */

@@ -10,15 +10,8 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { classifyS3Error, S3ErrorKind } from './errors.js'
+import { EtagQuoting, ifMatch, learnQuoting, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
-
-/**
- * How etags are sent in `If-Match`. AWS S3 accepts them quoted, as HTTP has them; Ceph RGW 16
- * answers 412 to a quoted etag and wants it bare. `auto` sends bare etags and switches to quoted
- * ones only when a 412 arrives for an object whose etag is, in fact, the one we sent.
- */
-export const EtagQuoting = { Auto: 'auto', Quoted: 'quoted', Unquoted: 'unquoted' } as const
-export type EtagQuoting = (typeof EtagQuoting)[keyof typeof EtagQuoting]
 
 export interface S3LockStoreOptions {
   readonly s3: S3Client
@@ -51,7 +44,7 @@ export class S3LockStore implements LockStore {
   readonly s3: S3Client
   readonly bucket: string
   readonly requestTimeoutMs: number
-  #quoting: EtagQuoting
+  readonly #quoting: EtagQuoting
 
   constructor(options: S3LockStoreOptions) {
     if (!options.s3) throw new LockOptionsError('s3 (an S3Client) is required')
@@ -72,6 +65,9 @@ export class S3LockStore implements LockStore {
     const command = new GetObjectCommand({ Bucket: this.bucket, Key: key })
     const call = await this.#send(key, command, options)
     if (call.kind === S3ErrorKind.NotFound) return { status: ReadStatus.Absent, ...call.date }
+    // Without s3:ListBucket, which the construct's grant leaves out, S3 hides a missing key behind 403.
+    if (call.kind === S3ErrorKind.Denied)
+      return { status: ReadStatus.Absent, unconfirmed: true, ...call.date }
     if (call.kind !== 'ok') throw this.#unexpected(key, 'GetObject', call.error)
     const { output } = call
     if (!('Body' in output) || !output.ETag)
@@ -90,19 +86,24 @@ export class S3LockStore implements LockStore {
     etag: string,
     options: StoreCallOptions = {},
   ): Promise<WriteResult> {
-    const quoted = this.#quoting === EtagQuoting.Quoted
-    const result = await this.#put(key, body, { IfMatch: quoted ? `"${etag}"` : etag }, options)
-    if (result.status === WriteStatus.Written && this.#quoting === EtagQuoting.Auto) {
-      this.#quoting = EtagQuoting.Unquoted // confirmed: this endpoint takes bare etags
-    }
-    if (result.status !== WriteStatus.PreconditionFailed || this.#quoting !== EtagQuoting.Auto) return result
+    const quoting = quotingFor(this.s3, this.#quoting)
+    const result = await this.#put(key, body, { IfMatch: ifMatch(etag, quoting) }, options)
+    if (quoting !== EtagQuoting.Auto) return result
+    if (result.status === WriteStatus.Written) learnQuoting(this.s3, EtagQuoting.Unquoted)
+    if (result.status !== WriteStatus.PreconditionFailed) return result
     // A 412 either means someone else wrote, or that this endpoint wants quotes. Only the
     // second leaves the object's etag unchanged; then a quoted retry is just as conditional.
-    const head = await this.#send(key, new HeadObjectCommand({ Bucket: this.bucket, Key: key }), options)
-    if (head.kind !== 'ok' || !('ETag' in head.output) || unquote(head.output.ETag ?? '') !== etag)
-      return result
-    this.#quoting = EtagQuoting.Quoted
+    if ((await this.currentEtag(key, options)) !== etag) return result
+    learnQuoting(this.s3, EtagQuoting.Quoted)
     return this.replace(key, body, etag, options)
+  }
+
+  /** The object's etag (bare), or undefined when there is none or it cannot be read. */
+  async currentEtag(key: string, options: StoreCallOptions = {}): Promise<string | undefined> {
+    const head = await this.#send(key, new HeadObjectCommand({ Bucket: this.bucket, Key: key }), options)
+    return head.kind === 'ok' && 'ETag' in head.output && head.output.ETag
+      ? unquote(head.output.ETag)
+      : undefined
   }
 
   async #put(
@@ -133,6 +134,8 @@ export class S3LockStore implements LockStore {
         return { status: WriteStatus.Conflict, ...call.date }
       case S3ErrorKind.NotFound:
         if ('IfMatch' in condition) return { status: WriteStatus.Absent, ...call.date }
+        throw this.#unexpected(key, 'PutObject', call.error)
+      case S3ErrorKind.Denied:
         throw this.#unexpected(key, 'PutObject', call.error)
     }
   }
@@ -187,10 +190,6 @@ export class S3LockStore implements LockStore {
       },
     )
   }
-}
-
-function unquote(etag: string): string {
-  return etag.replace(/^(W\/)?"(.*)"$/, '$2')
 }
 
 function dateOf(response: unknown): number | undefined {

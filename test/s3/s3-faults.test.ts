@@ -103,14 +103,33 @@ describe('S3Lock through a fault-injecting proxy', () => {
     expect(error).toMatchObject({ retryable: true })
   })
 
-  it('does not retry access denied', async () => {
-    const key = freshKey('denied')
+  it('creates a lock whose GET answers 403, as S3 does for a missing key to a reader without s3:ListBucket', async () => {
+    const key = freshKey('no-list')
+    proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
+    const lease = await lockOn(key).tryAcquire()
+    expect(lease?.token).toBe(1)
+  })
+
+  it('refuses, without retrying, a lock object that exists but may not be read', async () => {
+    const key = freshKey('unreadable')
+    await (await lockOn(key, 'first').tryAcquire())?.release()
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' }, 10)
     const counting = testS3Client({ endpoint: await proxyEndpoint() })
     const requests = countRequests(counting)
     const error = await new S3Lock({ s3: counting, bucket, key }).tryAcquire().catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
-    expect(requests.total()).toBe(1)
+    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 2, PutObject: 1 })
+    counting.destroy()
+  })
+
+  it('does not retry a denied write', async () => {
+    const key = freshKey('denied')
+    proxy.inject('PUT', { kind: 'status', status: 403, code: 'AccessDenied' }, 10)
+    const counting = testS3Client({ endpoint: await proxyEndpoint() })
+    const requests = countRequests(counting)
+    const error = await new S3Lock({ s3: counting, bucket, key }).tryAcquire().catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
+    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
     counting.destroy()
   })
 })
