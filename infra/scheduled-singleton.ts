@@ -1,0 +1,273 @@
+import { Duration, Stack } from 'aws-cdk-lib'
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
+import * as iam from 'aws-cdk-lib/aws-iam'
+import type * as lambda from 'aws-cdk-lib/aws-lambda'
+import * as scheduler from 'aws-cdk-lib/aws-scheduler'
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
+import * as sqs from 'aws-cdk-lib/aws-sqs'
+import { Construct } from 'constructs'
+import { SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
+import { SingletonValidationError } from './errors.js'
+import { LockBucket } from './lock-bucket.js'
+import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
+import { SCHEDULE_LIMITS, type SingletonScheduleProps, validateSchedules } from './schedules.js'
+
+/** CloudWatch alarms on a singleton function and its schedules. */
+export interface SingletonAlarmProps {
+  /**
+   * What the alarms do when they fire and when they recover, e.g. an `SnsAction`.
+   *
+   * @default no actions: the alarms only show in CloudWatch
+   */
+  readonly actions?: readonly cloudwatch.IAlarmAction[]
+
+  /**
+   * Failed invocations within one `period` that raise the errors alarm.
+   *
+   * @default 1
+   */
+  readonly errorThreshold?: number
+
+  /**
+   * The period the alarms evaluate.
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly period?: Duration
+}
+
+/** Everything about scheduling a singleton function except the function itself. */
+export interface ScheduledSingletonOptions {
+  /**
+   * Where the function's lock lives. Share one `LockBucket` between functions (and stacks) to
+   * keep all locks in one bucket.
+   *
+   * @default a new `LockBucket` with default props, inside this construct
+   */
+  readonly lockBucket?: LockBucket
+
+  /** The EventBridge Scheduler schedules that invoke the function: at least one. */
+  readonly schedules: readonly SingletonScheduleProps[]
+
+  /**
+   * The schedule group the schedules belong to.
+   *
+   * @default the account's `default` group
+   */
+  readonly scheduleGroup?: scheduler.IScheduleGroup
+
+  /**
+   * How many times Scheduler retries delivering a tick when invoking the function fails
+   * (throttling, service errors), 0–185. This is Scheduler's retry, not a retry of a failed run:
+   * Lambda invokes asynchronously and retries a failed run itself (`retryAttempts` of the function).
+   *
+   * @default 3
+   */
+  readonly retryAttempts?: number
+
+  /**
+   * How long Scheduler keeps trying to deliver one tick, 1 minute to 24 hours. A tick older than
+   * this goes to the dead-letter queue (if any) instead of running late.
+   *
+   * @default Duration.hours(1)
+   */
+  readonly maxEventAge?: Duration
+
+  /**
+   * A queue for ticks that Scheduler could not deliver within `retryAttempts`/`maxEventAge`.
+   *
+   * @default a new encrypted, TLS-only queue when `deadLetterQueueEnabled`, otherwise none
+   */
+  readonly deadLetterQueue?: sqs.IQueue
+
+  /**
+   * Create a dead-letter queue for undeliverable ticks (ignored when `deadLetterQueue` is given).
+   *
+   * @default false
+   */
+  readonly deadLetterQueueEnabled?: boolean
+
+  /**
+   * Alarms on the function's errors and, with a dead-letter queue, on undelivered ticks.
+   *
+   * @default no alarms
+   */
+  readonly alarms?: SingletonAlarmProps
+}
+
+/** Props of `ScheduledSingleton`: the wiring for a function that already exists. */
+export interface ScheduledSingletonProps extends ScheduledSingletonOptions {
+  /**
+   * The function to wire. Its handler must be wrapped by the `singleton()` middleware; it gets
+   * the lock environment variables, the lock grant, and the schedules.
+   */
+  readonly function: lambda.Function
+}
+
+/**
+ * Makes an existing Lambda function a scheduled singleton: lock environment variables and a
+ * least-privilege grant on a `LockBucket`, EventBridge Scheduler schedules whose event carries
+ * the tick's scheduled time, a retry policy and optional dead-letter queue, optional alarms.
+ */
+export class ScheduledSingleton extends Construct {
+  /** The function being scheduled. */
+  readonly function: lambda.Function
+  /** Where its lock lives. */
+  readonly lockBucket: LockBucket
+  /** One schedule per entry of `schedules`, in the same order. */
+  readonly schedules: readonly scheduler.Schedule[]
+  /** The role Scheduler assumes to invoke the function (and to send to the dead-letter queue). */
+  readonly scheduleRole: iam.Role
+  /** The queue for undeliverable ticks, if any. */
+  readonly deadLetterQueue: sqs.IQueue | undefined
+  /** Alarm on failed invocations, when `alarms` is set. */
+  readonly errorsAlarm: cloudwatch.Alarm | undefined
+  /** Alarm on ticks waiting in the dead-letter queue, when `alarms` is set and there is a queue. */
+  readonly deadLetterAlarm: cloudwatch.Alarm | undefined
+
+  constructor(scope: Construct, id: string, props: ScheduledSingletonProps) {
+    super(scope, id)
+    validateSchedules(this, props.schedules)
+    const retryAttempts = props.retryAttempts ?? 3
+    const maxEventAge = props.maxEventAge ?? Duration.hours(1)
+    validateRetryPolicy(this, retryAttempts, maxEventAge)
+
+    this.function = props.function
+    this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
+    this.lockBucket.bind(this.function)
+
+    this.deadLetterQueue =
+      props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)
+
+    this.scheduleRole = new iam.Role(this, 'ScheduleRole', {
+      description: 'Lets EventBridge Scheduler invoke a singleton function',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        // Only schedules of this account and group can use the role (confused-deputy guard).
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': Stack.of(this).account,
+            'aws:SourceArn': scheduleGroupArn(this, props.scheduleGroup),
+          },
+        },
+      }),
+    })
+    acknowledgeWildcardResource(
+      this.scheduleRole,
+      `${this.function.functionArn}:*`,
+      'CDK grantInvoke also allows the versions and aliases of the one function Scheduler invokes.',
+    )
+
+    this.schedules = props.schedules.map(
+      (schedule) =>
+        new scheduler.Schedule(this, `Schedule-${schedule.name}`, {
+          schedule: schedule.expression,
+          description: schedule.description,
+          enabled: schedule.enabled ?? true,
+          timeWindow: schedule.timeWindow,
+          scheduleGroup: props.scheduleGroup,
+          target: new targets.LambdaInvoke(this.function, {
+            role: this.scheduleRole,
+            retryAttempts,
+            maxEventAge,
+            deadLetterQueue: this.deadLetterQueue,
+            // The middleware reads exactly this shape (lib/middy/tick.ts).
+            input: scheduler.ScheduleTargetInput.fromObject({
+              source: SCHEDULER_EVENT_SOURCE,
+              schedule: schedule.name,
+              scheduledTime: scheduler.ContextAttribute.scheduledTime,
+            }),
+          }),
+        }),
+    )
+
+    if (props.alarms) {
+      const alarms = this.createAlarms(props.alarms)
+      this.errorsAlarm = alarms.errors
+      this.deadLetterAlarm = alarms.deadLetter
+    } else {
+      this.errorsAlarm = undefined
+      this.deadLetterAlarm = undefined
+    }
+  }
+
+  private createDeadLetterQueue(): sqs.Queue {
+    const queue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    })
+    acknowledgeRule(
+      queue,
+      'AwsSolutions-SQS3',
+      'This queue is itself the dead-letter queue of the EventBridge Scheduler targets; ' +
+        'cdk-nag only recognises SQS redrive policies and Lambda DLQs as such.',
+    )
+    return queue
+  }
+
+  private createAlarms(props: SingletonAlarmProps): {
+    errors: cloudwatch.Alarm
+    deadLetter: cloudwatch.Alarm | undefined
+  } {
+    const period = props.period ?? Duration.minutes(5)
+    const errorThreshold = props.errorThreshold ?? 1
+    if (!Number.isInteger(errorThreshold) || errorThreshold < 1) {
+      throw new SingletonValidationError(
+        `alarms.errorThreshold must be a whole number >= 1, got ${errorThreshold}`,
+        this,
+      )
+    }
+    const errors = new cloudwatch.Alarm(this, 'ErrorsAlarm', {
+      alarmDescription: 'A singleton run failed (it will be retried by Lambda, then by the next tick)',
+      metric: this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
+      threshold: errorThreshold,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    })
+    const deadLetter = this.deadLetterQueue
+      ? new cloudwatch.Alarm(this, 'DeadLetterAlarm', {
+          alarmDescription: 'EventBridge Scheduler could not deliver a tick: it is in the dead-letter queue',
+          metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period,
+            statistic: cloudwatch.Stats.MAXIMUM,
+          }),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        })
+      : undefined
+    for (const alarm of [errors, deadLetter]) {
+      if (!alarm) continue
+      alarm.addAlarmAction(...(props.actions ?? []))
+      alarm.addOkAction(...(props.actions ?? []))
+    }
+    return { errors, deadLetter }
+  }
+}
+
+function validateRetryPolicy(scope: Construct, retryAttempts: number, maxEventAge: Duration): void {
+  const { maxRetryAttempts, minEventAge, maxEventAge: maxAge } = SCHEDULE_LIMITS
+  if (!Number.isInteger(retryAttempts) || retryAttempts < 0 || retryAttempts > maxRetryAttempts) {
+    throw new SingletonValidationError(
+      `retryAttempts must be a whole number from 0 to ${maxRetryAttempts}, got ${retryAttempts}`,
+      scope,
+    )
+  }
+  if (maxEventAge.isUnresolved()) return
+  const seconds = maxEventAge.toSeconds()
+  if (seconds < minEventAge.toSeconds() || seconds > maxAge.toSeconds()) {
+    throw new SingletonValidationError(
+      `maxEventAge must be from 1 minute to 24 hours, got ${maxEventAge.toHumanString()}`,
+      scope,
+    )
+  }
+}
+
+function scheduleGroupArn(scope: Construct, group: scheduler.IScheduleGroup | undefined): string {
+  return (
+    group?.scheduleGroupArn ??
+    Stack.of(scope).formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: 'default' })
+  )
+}
