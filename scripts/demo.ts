@@ -85,8 +85,13 @@ console.log(`  ${describe(await invoke(tickEvent(ticks[0] ?? '')))}`)
 console.log('\na zombie: a run whose lease expired while it was paused, and a successor')
 const zombieLock = new S3Lock({ s3, bucket, key: 'locks/compaction', ttlMs: 1_500, clockSkewMarginMs: 200 })
 const zombie = await zombieLock.tryAcquire()
-await sleep(3_200)
-const successor = await new S3Lock({ s3, bucket, key: 'locks/compaction' }).tryAcquire()
+await sleep(4_000) // the zombie's ttl, both margins, and the Date header's one-second resolution
+const successor = await new S3Lock({
+  s3,
+  bucket,
+  key: 'locks/compaction',
+  clockSkewMarginMs: 200,
+}).tryAcquire()
 console.log(`  zombie token ${zombie?.token}, successor token ${successor?.token}`)
 await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'successor', token: successor?.token ?? 0 })
 try {

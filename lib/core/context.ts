@@ -2,7 +2,7 @@ import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, ServerClock } from './clock.js'
 import { LockStoreError } from './errors.js'
 import { type LockRecord, parseRecord } from './record.js'
-import { type LockStore, ReadStatus, type WriteResult, WriteStatus } from './store.js'
+import { type LockStore, ReadStatus, type StoreCallOptions, type WriteResult, WriteStatus } from './store.js'
 
 /** How transient store failures are retried. */
 export interface RetryOptions extends BackoffOptions {
@@ -16,12 +16,6 @@ export interface Snapshot {
   readonly etag: string
   /** Lowest possible store time when this was read (ms), to judge expiry conservatively. */
   readonly serverLower: number
-}
-
-export interface TimedWrite {
-  readonly result: WriteResult
-  /** Local time when the (last) attempt was sent: a lease counts from here. */
-  readonly sentAt: number
 }
 
 /**
@@ -83,49 +77,80 @@ export class LockContext {
   /**
    * A conditional write (create when `etag` is null), retried on transient failures.
    *
-   * A retried write is ambiguous: the first try may have landed before its answer was lost, and
-   * then the retry fails its precondition against our own write. In that case we read back, and
-   * if the object is byte for byte what we wrote, the write is ours.
+   * A failed write is ambiguous: it may have landed before its answer was lost, and under a
+   * race some engines (Ceph) answer the losers of simultaneous If-Match writes with a 500. So
+   * after a failure we read before writing again: our own body means the write is ours;
+   * another etag means someone else won; only an unchanged object is worth another try.
    */
   async write(
     body: string,
     etag: string | null,
     deadline: number,
     signal?: AbortSignal,
-  ): Promise<TimedWrite> {
-    let ambiguous = false
-    let sentAt = this.clock.now()
-    const result = await this.#withRetries(
-      deadline,
-      signal,
-      async () => {
-        sentAt = this.clock.now()
-        const options = { ...(signal && { signal }) }
+  ): Promise<WriteResult> {
+    const options = { ...(signal && { signal }) }
+    const attempts = this.retry.attempts ?? 4
+    for (let attempt = 0; ; attempt++) {
+      signal?.throwIfAborted()
+      const sentAt = this.clock.now()
+      let failure: LockStoreError
+      try {
         const answer =
           etag === null
             ? await this.store.create(this.key, body, options)
             : await this.store.replace(this.key, body, etag, options)
         this.serverClock.observe(answer.serverDate, sentAt, this.clock.now())
-        return answer
-      },
-      () => {
-        ambiguous = true
-      },
-    )
-    if (result.status === WriteStatus.PreconditionFailed && (ambiguous || result.ambiguous)) {
-      const current = await this.store.read(this.key, { ...(signal && { signal }) }).catch(() => undefined)
-      if (current?.status === ReadStatus.Found && current.body === body) {
-        return { result: { status: WriteStatus.Written, etag: current.etag }, sentAt }
+        if (answer.status !== WriteStatus.PreconditionFailed || (attempt === 0 && !answer.ambiguous)) {
+          return answer
+        }
+        // A retry that fails its condition may have failed against our own first try.
+        const settled = await this.#settle(body, etag, options)
+        return settled ?? answer
+      } catch (error) {
+        if (!(error instanceof LockStoreError) || !error.retryable) throw error
+        failure = error
       }
+      const settled = await this.#settle(body, etag, options)
+      if (settled) return settled
+      const delay = backoffDelay(attempt, this.retry, this.random)
+      if (attempt + 1 >= attempts || this.clock.now() + delay >= deadline) {
+        throw new LockStoreError(
+          `Lock "${this.key}": the store kept failing (${attempt + 1} tries): ${failure.message}`,
+          {
+            key: this.key,
+            retryable: true,
+            cause: failure,
+          },
+        )
+      }
+      await this.clock.sleep(delay, signal)
     }
-    return { result, sentAt }
+  }
+
+  /**
+   * After an ambiguous write: what the object says happened, or undefined when it is unchanged
+   * (or cannot be read), so that writing again is both safe (conditional) and needed.
+   */
+  async #settle(
+    body: string,
+    etag: string | null,
+    options: StoreCallOptions,
+  ): Promise<WriteResult | undefined> {
+    const current = await this.store.read(this.key, options).catch(() => undefined)
+    if (!current) return undefined
+    if (current.status === ReadStatus.Found) {
+      if (current.body === body) return { status: WriteStatus.Written, etag: current.etag }
+      if (etag === null || current.etag !== etag) return { status: WriteStatus.PreconditionFailed }
+      return undefined
+    }
+    if (current.unconfirmed) return undefined
+    return etag === null ? undefined : { status: WriteStatus.Absent }
   }
 
   async #withRetries<T>(
     deadline: number,
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
-    onRetry?: () => void,
   ): Promise<T> {
     const attempts = this.retry.attempts ?? 4
     for (let attempt = 0; ; attempt++) {
@@ -141,7 +166,6 @@ export class LockContext {
             { key: this.key, retryable: true, cause: error },
           )
         }
-        onRetry?.()
         await this.clock.sleep(delay, signal)
       }
     }

@@ -1,7 +1,7 @@
 import type { LockContext } from './context.js'
 import { LockError, LockLostError, LockOptionsError, LostReason } from './errors.js'
 import { type JsonValue, type LockRecord, MAX_STATE_BYTES, serializeRecord } from './record.js'
-import { WriteStatus } from './store.js'
+import { type WriteResult, WriteStatus } from './store.js'
 
 /** Fields a holder may set on the record when it writes. */
 export interface RecordPatch {
@@ -152,9 +152,9 @@ export class Lease {
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {
     const body = serializeRecord(record)
     for (let conflicts = 0; conflicts < MAX_CONFLICTS; conflicts++) {
-      let result: Awaited<ReturnType<LockContext['write']>>['result']
+      let result: WriteResult
       try {
-        ;({ result } = await this.context.write(body, this.#etag, budgetDeadline))
+        result = await this.context.write(body, this.#etag, budgetDeadline)
       } catch (error) {
         if (this.context.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
           throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)
@@ -170,7 +170,9 @@ export class Lease {
         case WriteStatus.Absent:
           throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
         case WriteStatus.PreconditionFailed: {
-          const current = await this.context.read(this.context.clock.now() + 1_000).catch(() => undefined)
+          // Some engines (Ceph) answer a missing object's If-Match with 412 rather than 404.
+          const current = await this.context.read(this.context.clock.now() + 1_000).catch(() => null)
+          if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
           throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
         }
         case WriteStatus.Conflict: {

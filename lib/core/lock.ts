@@ -106,7 +106,10 @@ export class Lock {
     )
   }
 
-  /** The record that made the last `tryAcquire` come back empty: who holds the lock. */
+  /**
+   * The record that made the last `tryAcquire` come back empty: who holds the lock. Undefined
+   * when it lost a race for the write, not having read the winner's record.
+   */
   get lastSeen(): LockRecord | undefined {
     return this.#lastSeen
   }
@@ -122,6 +125,7 @@ export class Lock {
     const { signal } = options
     const owner = options.owner ?? this.owner
     const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
+    this.#lastSeen = undefined
 
     // Our own last write is a snapshot we can trust until someone else writes: when it released
     // the lock (or names this very owner), try the write blind, without reading first.
@@ -148,7 +152,7 @@ export class Lock {
         acquired_at: Math.round(context.serverClock.upperNow()) / 1000,
         ttl_ms: ttlMs,
       }
-      const { result } = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
+      const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
         case WriteStatus.Written:
@@ -158,12 +162,6 @@ export class Lock {
           return new Lease(context, record, result.etag, composedAt + ttlMs - this.clockSkewMarginMs, ttlMs)
         case WriteStatus.PreconditionFailed:
           if (!snapshot && context.lastAbsenceUnconfirmed) {
-            if (deniedOnce) {
-              throw new LockStoreError(`Lock "${this.key}": the lock object exists but may not be read`, {
-                key: this.key,
-                retryable: false,
-              })
-            }
             deniedOnce = true
             break // it exists after all: read it
           }
@@ -178,6 +176,15 @@ export class Lock {
       if (fromCache) context.lastWrite = undefined
       fromCache = false
       snapshot = await context.read(budget, signal)
+      if (deniedOnce && !snapshot && context.lastAbsenceUnconfirmed) {
+        throw new LockStoreError(
+          `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
+          {
+            key: this.key,
+            retryable: false,
+          },
+        )
+      }
     }
     throw new LockStoreError(`Lock "${this.key}": still contended after ${MAX_ROUNDS} rounds`, {
       key: this.key,

@@ -141,7 +141,8 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     }
 
     if (!lease) {
-      const holder = lock.lastSeen
+      // A lost race for the write leaves no record read: one more read names the winner.
+      const holder = lock.lastSeen ?? (await lock.inspect().catch(() => null))?.record
       report('info', 'skipped: lock held by another run', {
         outcome: Outcome.Skipped,
         key,

@@ -23,8 +23,8 @@ describe('fencedPut on a real S3 engine', () => {
       ttlMs: 1_200,
       clockSkewMarginMs: 100,
     }).tryAcquire()
-    await new Promise((resolve) => setTimeout(resolve, 2_600))
-    const successor = await new S3Lock({ s3, bucket, key: lockKey }).tryAcquire()
+    await new Promise((resolve) => setTimeout(resolve, 3_600)) // ttl + margins + Date resolution
+    const successor = await new S3Lock({ s3, bucket, key: lockKey, clockSkewMarginMs: 100 }).tryAcquire()
     expect(successor?.token).toBe((zombie?.token ?? 0) + 1)
 
     await fencedPut({ s3, bucket, key: 'out/report.json', body: 'new', token: successor?.token ?? -1 })

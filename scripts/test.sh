@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm test`: types, lint, then every test project. The S3 tests start the local engine
+# themselves (test/support/global-setup.ts) unless S3_ENDPOINT is set.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/ensure-node.sh
+source scripts/ensure-node.sh
+npx tsc -p tsconfig.json --noEmit
+npx biome check .
+npx vitest run "$@"
