@@ -10,4 +10,4 @@ export {
   type SkipResult,
   singleton,
 } from './singleton.js'
-export { tickIdOf } from './tick.js'
+export { isTickDone, tickIdOf } from './tick.js'

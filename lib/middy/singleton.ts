@@ -9,7 +9,7 @@ import { LockHeldError } from './errors.js'
 import { startHeartbeat } from './heartbeat.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
 import { Outcome, type OutcomeEvent } from './outcome.js'
-import { tickIdOf } from './tick.js'
+import { isTickDone, tickIdOf } from './tick.js'
 
 /** What the handler finds on `context.singleton`. */
 export interface SingletonState {
@@ -158,7 +158,7 @@ export function singleton<TEvent = unknown, TResult = unknown>(
       return skipResult(SkipReason.Held, key, holder, tick)
     }
 
-    if (tick !== undefined && lease.record.last_run === tick) {
+    if (tick !== undefined && isTickDone(tick, lease.record.last_run)) {
       await lease.release().catch(() => undefined) // nothing ran; an unreleased lease just expires
       report('info', 'skipped: tick already completed', {
         outcome: Outcome.Duplicate,

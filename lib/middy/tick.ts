@@ -20,3 +20,17 @@ export function tickIdOf(event: unknown): string | undefined {
   }
   return undefined
 }
+
+/**
+ * Whether `tick` is done, given the `last_run` of the lock record: the same tick, or (for ticks
+ * that are times) an earlier one, delivered late after a newer tick already ran the job.
+ */
+export function isTickDone(tick: string, lastRun: string | undefined): boolean {
+  if (lastRun === undefined) return false
+  if (tick === lastRun) return true
+  if (!ISO_TIME.test(tick) || !ISO_TIME.test(lastRun)) return false
+  return Date.parse(tick) <= Date.parse(lastRun)
+}
+
+/** Only ISO 8601 times compare by time: `Date.parse` reads dates into many other strings. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/

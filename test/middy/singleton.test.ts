@@ -187,6 +187,8 @@ describe('singleton() middleware on a real S3 engine', () => {
       tick: '2026-11-21T03:00:00Z',
     })
     expect(await handler(schedulerEvent('2026-11-22T03:00:00Z'), lambdaContext({ functionName }))).toBe(2)
+    // A late delivery of the first tick, after a newer tick ran, is a duplicate too.
+    expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({ reason: 'duplicate' })
     expect(runs).toBe(2)
     expect(outcomes.map((o) => o.outcome)).toContain('duplicate')
   })

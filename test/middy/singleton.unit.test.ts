@@ -1,7 +1,13 @@
 import middy from '@middy/core'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { LockOptionsError } from '../../lib/index.js'
-import { type SingletonContext, type SingletonState, singleton, tickIdOf } from '../../lib/middy/index.js'
+import {
+  isTickDone,
+  type SingletonContext,
+  type SingletonState,
+  singleton,
+  tickIdOf,
+} from '../../lib/middy/index.js'
 
 describe('singleton() options', () => {
   it('needs a bucket, from options or the environment the construct sets', () => {
@@ -61,5 +67,18 @@ describe('tickIdOf', () => {
     expect(tickIdOf({ time: 'x' })).toBeUndefined()
     expect(tickIdOf('text')).toBeUndefined()
     expect(tickIdOf(null)).toBeUndefined()
+  })
+})
+
+describe('isTickDone', () => {
+  it('counts the same tick and, for times, an earlier tick as done', () => {
+    expect(isTickDone('2026-11-21T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(true)
+    expect(isTickDone('2026-11-20T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(true)
+    expect(isTickDone('2026-11-22T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(false)
+  })
+  it('compares other tick ids for equality only', () => {
+    expect(isTickDone('batch-7', 'batch-7')).toBe(true)
+    expect(isTickDone('batch-6', 'batch-7')).toBe(false)
+    expect(isTickDone('batch-7', undefined)).toBe(false)
   })
 })
