@@ -1,0 +1,23 @@
+// A new scheduled singleton function in a stack of yours.
+import { Duration, Stack } from 'aws-cdk-lib'
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions'
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler'
+import * as sns from 'aws-cdk-lib/aws-sns'
+import type { Construct } from 'constructs'
+import { ScheduledSingletonFunction } from 'lambda-singleton/cdk'
+
+export class JobsStack extends Stack {
+  constructor(scope: Construct, id: string) {
+    super(scope, id)
+    const topic = new sns.Topic(this, 'Alarms', { enforceSSL: true })
+
+    new ScheduledSingletonFunction(this, 'NightlyReport', {
+      entry: 'src/nightly-report.ts',
+      timeout: Duration.minutes(10), // at most 15; the lease covers the whole invocation
+      schedules: [{ name: 'nightly', expression: ScheduleExpression.cron({ hour: '3', minute: '0' }) }],
+      deadLetterQueueEnabled: true,
+      alarms: { actions: [new SnsAction(topic)] },
+      functionProps: { memorySize: 512, environment: { STAGE: 'prod' } },
+    })
+  }
+}

@@ -1,0 +1,20 @@
+// singleton() options: per-tenant locks, a short lease with heartbeats, and metrics.
+import middy from '@middy/core'
+import { type SingletonContext, singleton } from 'lambda-singleton/middy'
+
+interface TenantEvent {
+  readonly tenant: string
+}
+
+export const handler = middy<TenantEvent, unknown, Error, SingletonContext>()
+  .use(
+    singleton<TenantEvent>({
+      key: (event) => `tenant-sync/${event.tenant}`, // one lock per tenant
+      ttlMs: 30_000, // a crashed run frees the lock within 30 s...
+      heartbeatMs: 10_000, // ...because a live one renews every 10 s
+      onHeld: 'throw', // LockHeldError: let the invoker retry later instead of skipping
+      waitMs: 2_000, // but first wait up to 2 s for the holder to finish
+      onOutcome: ({ outcome, key }) => console.log(`metric ${outcome} ${key}`),
+    }),
+  )
+  .handler(async (event, context) => ({ tenant: event.tenant, token: context.singleton.token }))
