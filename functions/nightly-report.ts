@@ -10,8 +10,7 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import { fencedPut } from 'lambda-singleton'
-import type { SingletonScheduleEvent } from 'lambda-singleton/cdk'
-import { type SingletonContext, singleton } from 'lambda-singleton/middy'
+import { type SingletonContext, type SingletonScheduleEvent, singleton } from 'lambda-singleton/middy'
 
 /** Where tenant snapshots are read and reports written (set by the example stack). */
 export const DATA_BUCKET_ENV = 'DATA_BUCKET'

@@ -13,8 +13,7 @@ import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aw
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
 import { fencedPut, type JsonValue } from 'lambda-singleton'
-import type { SingletonScheduleEvent } from 'lambda-singleton/cdk'
-import { type SingletonContext, singleton } from 'lambda-singleton/middy'
+import { type SingletonContext, type SingletonScheduleEvent, singleton } from 'lambda-singleton/middy'
 
 /** Where tenant inboxes and snapshots live (set by the example stack). */
 export const DATA_BUCKET_ENV = 'DATA_BUCKET'

@@ -1,22 +1,8 @@
 import { Duration, Token } from 'aws-cdk-lib'
 import type * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import type { Construct } from 'constructs'
-import type { SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
+import type { SingletonScheduleEvent } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
-
-/**
- * The event each schedule sends to the function: `scheduledTime` is the tick's nominal time
- * (ISO 8601, the same for every delivery and retry of one tick), which the middleware uses as
- * the tick id for per-tick dedupe.
- */
-export interface SingletonScheduleEvent {
-  /** Always `lambda-singleton.scheduler`: tells this event from other invocations. */
-  readonly source: typeof SCHEDULER_EVENT_SOURCE
-  /** The `name` of the schedule that fired. */
-  readonly schedule: string
-  /** The tick's nominal time, e.g. `2026-11-21T03:00:00Z`: the tick id for per-tick dedupe. */
-  readonly scheduledTime: string
-}
 
 /** One EventBridge Scheduler schedule that invokes the singleton function. */
 export interface SingletonScheduleProps {
@@ -107,3 +93,5 @@ function expressionProblem(expression: string): string | undefined {
   }
   return `${quoted} is not a rate(...), cron(...) or at(...) expression`
 }
+
+export type { SingletonScheduleEvent }

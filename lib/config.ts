@@ -18,3 +18,17 @@ export const DEFAULT_KEY_PREFIX = 'locks/'
  * (`<aws.scheduler.scheduled-time>`), used as the tick id for per-tick dedupe.
  */
 export const SCHEDULER_EVENT_SOURCE = 'lambda-singleton.scheduler'
+
+/**
+ * The event each schedule sends to the function: `scheduledTime` is the tick's nominal time
+ * (ISO 8601, the same for every delivery and retry of one tick), which the middleware uses as
+ * the tick id for per-tick dedupe.
+ */
+export interface SingletonScheduleEvent {
+  /** Always `lambda-singleton.scheduler`: tells this event from other invocations. */
+  readonly source: typeof SCHEDULER_EVENT_SOURCE
+  /** The `name` of the schedule that fired. */
+  readonly schedule: string
+  /** The tick's nominal time, e.g. `2026-11-21T03:00:00Z`: the tick id for per-tick dedupe. */
+  readonly scheduledTime: string
+}

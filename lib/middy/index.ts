@@ -1,3 +1,4 @@
+export type { SingletonScheduleEvent } from '../config.js'
 export { LockHeldError } from './errors.js'
 export { consoleLogger, type SingletonLogger, silentLogger } from './logger.js'
 export { OnHeld, type SingletonOptions } from './options.js'

@@ -146,6 +146,22 @@ describe('singleton() middleware on a real S3 engine', () => {
     expect(await getRecord(s3, bucket, `locks/${functionName}`)).toMatchObject({ token: 1, expires_at: 0 })
   })
 
+  it('leaves no timer behind once the invocation returns, heartbeats included', async () => {
+    const functionName = freshFunction('timers')
+    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
+    const before = timers()
+    const { handler } = wrapped(
+      async () => {
+        await sleep(1_200)
+        return timers()
+      },
+      { ttlMs: 1_500, clockSkewMarginMs: 200 },
+    )
+    const during = await handler({}, lambdaContext({ functionName }))
+    expect(during).toBeGreaterThan(before) // the heartbeat was ticking
+    expect(timers()).toBe(before)
+  })
+
   it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
     const functionName = freshFunction('stolen')
     const key = `locks/${functionName}`

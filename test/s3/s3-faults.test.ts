@@ -1,4 +1,4 @@
-import type { S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LockStoreError, S3Lock, S3LockStore, WriteStatus } from '../../lib/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
@@ -85,6 +85,17 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     await lease?.release()
     expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 2, expires_at: 0 })
+  })
+
+  it('goes back to the create path when If-Match answers 404 (the object is gone)', async () => {
+    const key = freshKey('404')
+    const lock = lockOn(key)
+    await (await lock.tryAcquire())?.release()
+    await direct.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
+    proxy.inject('PUT', { kind: 'status', status: 404, code: 'NoSuchKey' })
+    const lease = await lock.tryAcquire()
+    expect(lease?.token).toBe(2) // above the highest token this process saw, not 1
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 2, owner: 'faulty' })
   })
 
   it('recognises PreconditionFailed by its code even under another status', async () => {
