@@ -11,7 +11,7 @@ interface Progress {
   readonly done: number
 }
 
-async function compact(event: unknown, context: SingletonContext) {
+async function compact(_event: unknown, context: SingletonContext) {
   const { token, signal, state, checkpoint } = context.singleton
   let done = (state as Progress | undefined)?.done ?? 0 // resume where a crashed run stopped
   for (; done < 10; done++) {

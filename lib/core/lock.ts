@@ -42,6 +42,11 @@ export interface AcquireOptions {
   readonly owner?: string
   /** Abandons the attempt; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal
+  /**
+   * Leave the lock alone, writing nothing, when this says so of the current record (e.g. its
+   * `last_run` shows the work is done): `tryAcquire` resolves `null` with `lastSeen` set.
+   */
+  readonly skipIf?: (record: LockRecord) => boolean
 }
 
 export interface WaitOptions extends AcquireOptions {
@@ -138,6 +143,10 @@ export class Lock {
 
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (snapshot && options.skipIf?.(snapshot.record)) {
+        this.#lastSeen = snapshot.record
+        return null
+      }
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         this.#lastSeen = snapshot.record
         return null
@@ -196,8 +205,11 @@ export class Lock {
    * Takes the lock, waiting up to `waitMs` while it is held, with capped exponential backoff
    * and full jitter between tries. Rejects `LockTimeoutError` when the wait runs out.
    */
-  async acquire(options: WaitOptions): Promise<Lease> {
-    const { waitMs, signal } = options
+  acquire(options: WaitOptions & { skipIf?: undefined }): Promise<Lease>
+  /** With `skipIf`, resolves `null` as soon as it matches the current record. */
+  acquire(options: WaitOptions): Promise<Lease | null>
+  async acquire(options: WaitOptions): Promise<Lease | null> {
+    const { waitMs, signal, skipIf } = options
     if (!Number.isFinite(waitMs) || waitMs < 0) {
       throw new LockOptionsError(`waitMs must be a finite number >= 0, got ${waitMs}`, { key: this.key })
     }
@@ -207,6 +219,7 @@ export class Lock {
     for (let attempt = 0; ; attempt++) {
       const lease = await this.tryAcquire(options)
       if (lease) return lease
+      if (skipIf && this.#lastSeen && skipIf(this.#lastSeen)) return null
       const left = startedAt + waitMs - clock.now()
       if (left <= 0) {
         throw new LockTimeoutError(

@@ -119,7 +119,9 @@ export function singleton<TEvent = unknown, TResult = unknown>(
         ? `${context.functionName}/${context.awsRequestId}`
         : undefined
     const { ttlMs, heartbeatMs } = leaseTiming(config, context)
-    const acquireOptions = { ttlMs, ...(owner && { owner }) }
+    // A tick that already ran is recognised from the record as read: nothing is written for it.
+    const done = tick === undefined ? undefined : (record: LockRecord) => isTickDone(tick, record.last_run)
+    const acquireOptions = { ttlMs, ...(owner && { owner }), ...(done && { skipIf: done }) }
 
     let lease: Lease | null
     try {
@@ -143,6 +145,15 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     if (!lease) {
       // A lost race for the write leaves no record read: one more read names the winner.
       const holder = lock.lastSeen ?? (await lock.inspect().catch(() => null))?.record
+      if (holder && done?.(holder)) {
+        report('info', 'skipped: tick already completed', {
+          outcome: Outcome.Duplicate,
+          key,
+          token: holder.token,
+          tick,
+        })
+        return skipResult(SkipReason.Duplicate, key, holder, tick)
+      }
       report('info', 'skipped: lock held by another run', {
         outcome: Outcome.Skipped,
         key,
@@ -156,17 +167,6 @@ export function singleton<TEvent = unknown, TResult = unknown>(
         })
       }
       return skipResult(SkipReason.Held, key, holder, tick)
-    }
-
-    if (tick !== undefined && isTickDone(tick, lease.record.last_run)) {
-      await lease.release().catch(() => undefined) // nothing ran; an unreleased lease just expires
-      report('info', 'skipped: tick already completed', {
-        outcome: Outcome.Duplicate,
-        key,
-        token: lease.token,
-        tick,
-      })
-      return skipResult(SkipReason.Duplicate, key, lease.record, tick)
     }
 
     const controller = new AbortController()

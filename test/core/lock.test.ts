@@ -195,6 +195,18 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(store.peek('jobs/nightly')).toBe(before)
   })
 
+  it('writes nothing, and answers null, when skipIf matches the current record', async () => {
+    const { contender, store } = setup()
+    const a = contender('a')
+    await (await a.tryAcquire())?.release({ lastRun: 'tick-1' })
+    const b = contender('b')
+    const writes = store.requests.create + store.requests.replace
+    expect(await b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
+    expect(b.lastSeen?.last_run).toBe('tick-1')
+    expect(await b.acquire({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
+    expect(store.requests.create + store.requests.replace).toBe(writes)
+  })
+
   it('inspects without writing', async () => {
     const { contender, store } = setup()
     const a = contender('a')

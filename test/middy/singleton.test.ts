@@ -11,7 +11,7 @@ import {
   singleton,
 } from '../../lib/middy/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
-import { freshBucket, getRaw, getRecord, testS3Client } from '../support/s3.js'
+import { countRequests, freshBucket, getRaw, getRecord, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
 let bucket: string
@@ -146,20 +146,21 @@ describe('singleton() middleware on a real S3 engine', () => {
     expect(await getRecord(s3, bucket, `locks/${functionName}`)).toMatchObject({ token: 1, expires_at: 0 })
   })
 
-  it('leaves no timer behind once the invocation returns, heartbeats included', async () => {
+  it('sends no heartbeat once the invocation has returned (no timer outlives it)', async () => {
     const functionName = freshFunction('timers')
-    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
-    const before = timers()
-    const { handler } = wrapped(
-      async () => {
-        await sleep(1_200)
-        return timers()
-      },
-      { ttlMs: 1_500, clockSkewMarginMs: 200 },
-    )
-    const during = await handler({}, lambdaContext({ functionName }))
-    expect(during).toBeGreaterThan(before) // the heartbeat was ticking
-    expect(timers()).toBe(before)
+    const counting = testS3Client()
+    const requests = countRequests(counting)
+    const { handler } = wrapped(async () => sleep(1_200), {
+      s3: counting,
+      ttlMs: 1_500,
+      clockSkewMarginMs: 200,
+    })
+    await handler({}, lambdaContext({ functionName }))
+    expect(requests.byOperation.get('PutObject')).toBeGreaterThanOrEqual(3) // acquire, a heartbeat or two, release
+    requests.reset()
+    await sleep(1_500) // three heartbeat periods
+    expect(requests.total()).toBe(0)
+    counting.destroy()
   })
 
   it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
@@ -197,11 +198,13 @@ describe('singleton() middleware on a real S3 engine', () => {
     const tick = schedulerEvent('2026-11-21T03:00:00Z')
     expect(await handler(tick, lambdaContext({ functionName }))).toBe(1)
     expect(await getRecord(s3, bucket, key)).toMatchObject({ last_run: '2026-11-21T03:00:00Z' })
+    const before = await getRaw(s3, bucket, key)
     expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({
       skipped: true,
       reason: 'duplicate',
       tick: '2026-11-21T03:00:00Z',
     })
+    expect(await getRaw(s3, bucket, key)).toEqual(before) // a duplicate writes nothing
     expect(await handler(schedulerEvent('2026-11-22T03:00:00Z'), lambdaContext({ functionName }))).toBe(2)
     // A late delivery of the first tick, after a newer tick ran, is a duplicate too.
     expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({ reason: 'duplicate' })

@@ -99,6 +99,9 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
     await Promise.all([chaos, ...Array.from({ length: WORKERS }, (_, id) => worker(id))])
     proxy.clear()
 
+    console.info(
+      `chaos: ${tokens.length} acquisitions, ${crashes} crashes, ${injected} injected faults, ${overlaps.length} overlaps`,
+    )
     expect(overlaps).toEqual([])
     expect(new Set(tokens).size).toBe(tokens.length)
     expect(tokens.length).toBeGreaterThan(10) // the run did real work, not just fail
