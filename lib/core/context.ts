@@ -89,7 +89,6 @@ export class LockContext {
     signal?: AbortSignal,
   ): Promise<WriteResult> {
     const options = { ...(signal && { signal }) }
-    const attempts = this.retry.attempts ?? 4
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted()
       const sentAt = this.clock.now()
@@ -112,18 +111,7 @@ export class LockContext {
       }
       const settled = await this.#settle(body, etag, options)
       if (settled) return settled
-      const delay = backoffDelay(attempt, this.retry, this.random)
-      if (attempt + 1 >= attempts || this.clock.now() + delay >= deadline) {
-        throw new LockStoreError(
-          `Lock "${this.key}": the store kept failing (${attempt + 1} tries): ${failure.message}`,
-          {
-            key: this.key,
-            retryable: true,
-            cause: failure,
-          },
-        )
-      }
-      await this.clock.sleep(delay, signal)
+      await this.#backOff(attempt, failure, deadline, signal)
     }
   }
 
@@ -152,22 +140,35 @@ export class LockContext {
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
   ): Promise<T> {
-    const attempts = this.retry.attempts ?? 4
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted()
       try {
         return await call()
       } catch (error) {
         if (!(error instanceof LockStoreError) || !error.retryable) throw error
-        const delay = backoffDelay(attempt, this.retry, this.random)
-        if (attempt + 1 >= attempts || this.clock.now() + delay >= deadline) {
-          throw new LockStoreError(
-            `Lock "${this.key}": the store kept failing (${attempt + 1} tries): ${error.message}`,
-            { key: this.key, retryable: true, cause: error },
-          )
-        }
-        await this.clock.sleep(delay, signal)
+        await this.#backOff(attempt, error, deadline, signal)
       }
     }
+  }
+
+  /** Sleeps before try `attempt + 1`, or gives up when out of tries or of time. */
+  async #backOff(
+    attempt: number,
+    failure: LockStoreError,
+    deadline: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const delay = backoffDelay(attempt, this.retry, this.random)
+    if (attempt + 1 >= (this.retry.attempts ?? 4) || this.clock.now() + delay >= deadline) {
+      throw new LockStoreError(
+        `Lock "${this.key}": the store kept failing (${attempt + 1} tries): ${failure.message}`,
+        {
+          key: this.key,
+          retryable: true,
+          cause: failure,
+        },
+      )
+    }
+    await this.clock.sleep(delay, signal)
   }
 }
