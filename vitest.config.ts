@@ -16,7 +16,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 's3',
-          include: ['test/s3/**/*.test.ts', 'test/middy/**/*.test.ts', 'test/fencing/**/*.test.ts'],
+          include: [
+            'test/s3/**/*.test.ts',
+            'test/middy/**/*.test.ts',
+            'test/fencing/**/*.test.ts',
+            'test/cli/**/*.test.ts',
+          ],
           exclude: ['**/*.unit.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,

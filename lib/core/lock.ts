@@ -251,6 +251,36 @@ export class Lock {
   }
 
   /**
+   * Operator action: frees a lock that a stuck or crashed run still holds, at once. The token
+   * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
+   * are refused. Resolves the record written, or `null` when there is no lock object.
+   */
+  async forceRelease(): Promise<LockRecord | null> {
+    const context = this.#context
+    const snapshot = await context.read(context.clock.now() + READ_BUDGET_MS)
+    if (!snapshot) return null
+    const record: LockRecord = {
+      ...snapshot.record,
+      token: snapshot.record.token + 1,
+      expires_at: 0,
+      owner: `force-released by ${this.owner}`,
+    }
+    const result = await context.write(
+      serializeRecord(record),
+      snapshot.etag,
+      context.clock.now() + READ_BUDGET_MS,
+    )
+    if (result.status !== WriteStatus.Written) {
+      throw new LockError(`Lock "${this.key}" changed while being released (${result.status}); try again`, {
+        key: this.key,
+      })
+    }
+    context.lastWrite = { record, etag: result.etag }
+    context.highestToken = Math.max(context.highestToken, record.token)
+    return record
+  }
+
+  /**
    * Operator action: replaces whatever is at the key (a corrupted object included) with a
    * released record carrying `token`. Refuses when a valid record is held or has a token at
    * least as high, since lowering the token would let stale holders pass fences.

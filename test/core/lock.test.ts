@@ -294,6 +294,16 @@ describe('Lock (protocol core, in-memory store)', () => {
       expect((await contender('a').tryAcquire())?.token).toBe(101)
     })
 
+    it('lets an operator force-release a held lock, raising the token to fence off the holder', async () => {
+      const { contender, record } = setup({ ttlMs: 600_000 })
+      const stuck = await contender('a').tryAcquire()
+      expect(await contender('op').forceRelease()).toMatchObject({ token: 2, expires_at: 0 })
+      expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+      await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
+      expect((await contender('b').tryAcquire())?.token).toBe(3)
+      expect(await setup().contender('op').forceRelease()).toBeNull()
+    })
+
     it('refuses to reset a held lock or to lower its token', async () => {
       const { contender } = setup()
       const lease = await contender('a').tryAcquire()

@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+/**
+ * The operator CLI: look at a lock, free a stuck one, repair a corrupted one.
+ *
+ *   lambda-singleton inspect        --bucket B --key K
+ *   lambda-singleton force-release  --bucket B --key K
+ *   lambda-singleton reset          --bucket B --key K --token N
+ *
+ * Credentials and region come from the usual AWS environment; `--endpoint` (or S3_ENDPOINT)
+ * points it at another S3 engine, with path-style addressing.
+ */
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { S3Client } from '@aws-sdk/client-s3'
+import { LockError } from '../core/errors.js'
+import { S3Lock } from '../s3/s3-lock.js'
+
+const USAGE = `usage: lambda-singleton <command> --bucket BUCKET --key KEY [options]
+
+commands:
+  inspect        print the lock record and whether it is held (reads only)
+  force-release  free a held lock now; the token goes up by one, fencing off the old holder
+  reset          replace a corrupted lock object with a released record (--token N, above any token used)
+
+options:
+  --bucket B     bucket of the lock objects
+  --key K        the lock object's key, e.g. locks/nightly-report
+  --token N      (reset) the token to store
+  --endpoint URL another S3 engine (default: $S3_ENDPOINT, else AWS)
+  --owner NAME   who you are, recorded in the lock object (default: operator@<host>)
+  --help`
+
+export interface CliIo {
+  readonly out: (line: string) => void
+  readonly err: (line: string) => void
+  /** A client to use instead of one built from the options (tests). */
+  readonly s3?: S3Client
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/** Runs one CLI command; resolves the process exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    io.err(`${(error as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  const { command, values } = parsed
+  if (values.help || !command) {
+    ;(values.help ? io.out : io.err)(USAGE)
+    return values.help ? 0 : 2
+  }
+  if (!values.bucket || !values.key) {
+    io.err(`--bucket and --key are required\n\n${USAGE}`)
+    return 2
+  }
+  const endpoint = values.endpoint ?? io.env?.S3_ENDPOINT
+  const s3 = io.s3 ?? new S3Client(endpoint ? { endpoint, forcePathStyle: true } : {})
+  const lock = new S3Lock({
+    s3,
+    bucket: values.bucket,
+    key: values.key,
+    owner: values.owner ?? `operator@${process.env.HOSTNAME ?? 'cli'}`,
+  })
+  try {
+    switch (command) {
+      case 'inspect': {
+        const info = await lock.inspect()
+        io.out(JSON.stringify(info ? { ...info, expiresAt: info.expiresAt.toISOString() } : null, null, 2))
+        return info ? 0 : 1
+      }
+      case 'force-release': {
+        const record = await lock.forceRelease()
+        io.out(JSON.stringify(record, null, 2))
+        return record ? 0 : 1
+      }
+      case 'reset': {
+        const token = Number(values.token)
+        if (values.token === undefined || !Number.isSafeInteger(token)) {
+          io.err('reset needs --token N, an integer above any token the lock has handed out')
+          return 2
+        }
+        io.out(JSON.stringify(await lock.reset({ token }), null, 2))
+        return 0
+      }
+      default:
+        io.err(`unknown command "${command}"\n\n${USAGE}`)
+        return 2
+    }
+  } catch (error) {
+    if (!(error instanceof LockError)) throw error
+    io.err(`${error.name}: ${error.message}`)
+    if ('raw' in error) io.err(`raw object: ${String(error.raw).slice(0, 2_000)}`)
+    return 1
+  } finally {
+    if (!io.s3) s3.destroy()
+  }
+}
+
+function parse(argv: readonly string[]) {
+  const { positionals, values } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      bucket: { type: 'string' },
+      key: { type: 'string' },
+      token: { type: 'string' },
+      endpoint: { type: 'string' },
+      owner: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (positionals.length > 1) throw new Error(`one command at a time, got: ${positionals.join(' ')}`)
+  return { command: positionals[0], values }
+}
+
+const invokedDirectly = process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
+if (invokedDirectly) {
+  const code = await runCli(process.argv.slice(2), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+    env: process.env,
+  })
+  process.exitCode = code
+}

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import type { S3Client } from '@aws-sdk/client-s3'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { runCli } from '../../lib/cli/main.js'
+import { LockLostError, S3Lock } from '../../lib/index.js'
+import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
+
+let s3: S3Client
+let bucket: string
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+beforeAll(async () => {
+  s3 = testS3Client()
+  bucket = await freshBucket(s3, 'cli')
+})
+
+afterAll(() => s3.destroy())
+
+async function cli(...argv: string[]) {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await runCli(argv, { s3, out: (l) => out.push(l), err: (l) => err.push(l) })
+  return { code, out: out.join('\n'), err: err.join('\n') }
+}
+
+describe('lambda-singleton CLI on a real S3 engine', () => {
+  it('inspects a held lock without writing', async () => {
+    await new S3Lock({ s3, bucket, key: 'locks/inspect', owner: 'job/1' }).tryAcquire()
+    const before = await getRaw(s3, bucket, 'locks/inspect')
+    const { code, out } = await cli('inspect', '--bucket', bucket, '--key', 'locks/inspect')
+    expect(code).toBe(0)
+    expect(JSON.parse(out)).toMatchObject({ token: 1, owner: 'job/1', held: true })
+    expect(await getRaw(s3, bucket, 'locks/inspect')).toEqual(before)
+    expect((await cli('inspect', '--bucket', bucket, '--key', 'locks/none')).code).toBe(1)
+  })
+
+  it('force-releases a stuck lock with token + 1, fencing off the old holder', async () => {
+    const stuck = await new S3Lock({ s3, bucket, key: 'locks/stuck', ttlMs: 600_000 }).tryAcquire()
+    const { code } = await cli(
+      'force-release',
+      '--bucket',
+      bucket,
+      '--key',
+      'locks/stuck',
+      '--owner',
+      'alice',
+    )
+    expect(code).toBe(0)
+    expect(await getRecord(s3, bucket, 'locks/stuck')).toMatchObject({ token: 2, expires_at: 0 })
+    await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
+    expect((await new S3Lock({ s3, bucket, key: 'locks/stuck' }).tryAcquire())?.token).toBe(3)
+  })
+
+  it('shows a corrupted object and resets it only with an explicit token', async () => {
+    await putRaw(s3, bucket, 'locks/corrupt', 'not json')
+    const refused = await cli('inspect', '--bucket', bucket, '--key', 'locks/corrupt')
+    expect(refused.code).toBe(1)
+    expect(refused.err).toMatch(/LockCorruptedError[\s\S]*raw object: not json/)
+    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt')).code).toBe(2)
+    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', '--token', '500')).code).toBe(0)
+    expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBe(501)
+  })
+
+  it('explains its usage on bad arguments', async () => {
+    expect((await cli()).code).toBe(2)
+    expect((await cli('inspect', '--bucket', bucket)).err).toMatch(/--bucket and --key are required/)
+    expect((await cli('explode', '--bucket', bucket, '--key', 'k')).err).toMatch(/unknown command "explode"/)
+    expect((await cli('inspect', '--nope')).code).toBe(2)
+    expect(await cli('--help')).toMatchObject({ code: 0, out: expect.stringMatching(/^usage:/) })
+  })
+
+  it('runs as a program', async () => {
+    const target = inject('s3')
+    await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--conditions=source',
+        'lib/cli/main.ts',
+        'inspect',
+        '--bucket',
+        bucket,
+        '--key',
+        'locks/program',
+      ],
+      {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH,
+          S3_ENDPOINT: target.endpoint,
+          AWS_REGION: target.region,
+          AWS_ACCESS_KEY_ID: target.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+        },
+      },
+    )
+    expect(JSON.parse(stdout)).toMatchObject({ token: 1, owner: 'job/2', held: true })
+  })
+})
