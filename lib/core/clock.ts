@@ -6,8 +6,12 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>
 }
 
+/**
+ * Epoch milliseconds that never step backwards: the wall clock as of process start, advanced
+ * by the monotonic clock. A local clock stepped back by NTP must not stretch a holder's lease.
+ */
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: () => performance.timeOrigin + performance.now(),
   sleep: (ms, signal) =>
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason)
@@ -32,6 +36,9 @@ export const systemClock: Clock = {
  * (never earlier than the truth, so our lease is never shorter than we believe), the lower
  * one to judge others' (never later than the truth, so we never take a lease too early).
  */
+/** Round trips longer than this say little about the store's clock. */
+const MAX_SAMPLE_ROUND_TRIP_MS = 5_000
+
 export class ServerClock {
   #upperOffset: number | undefined
   #lowerOffset: number | undefined
@@ -44,6 +51,8 @@ export class ServerClock {
   /** Records a response's server date, seen on a call sent at `sentAt` and answered at `receivedAt`. */
   observe(serverDate: number | undefined, sentAt: number, receivedAt: number): void {
     if (serverDate === undefined) return
+    // A call that spanned a long pause (a frozen Lambda) bounds the offset too loosely to use.
+    if (receivedAt - sentAt > MAX_SAMPLE_ROUND_TRIP_MS && this.#upperOffset !== undefined) return
     this.#upperOffset = serverDate + this.resolutionMs - sentAt
     this.#lowerOffset = serverDate - receivedAt
   }

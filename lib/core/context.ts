@@ -1,8 +1,11 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, ServerClock } from './clock.js'
-import { LockStoreError } from './errors.js'
-import { type LockRecord, parseRecord } from './record.js'
+import { LockOptionsError, LockStoreError } from './errors.js'
+import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type LockStore, ReadStatus, type StoreCallOptions, type WriteResult, WriteStatus } from './store.js'
+
+/** A settle read that failed: whether the write landed is not known. */
+const UNKNOWN = Symbol('unknown')
 
 /** How transient store failures are retried. */
 export interface RetryOptions extends BackoffOptions {
@@ -88,6 +91,16 @@ export class LockContext {
     deadline: number,
     signal?: AbortSignal,
   ): Promise<WriteResult> {
+    const size = Buffer.byteLength(body, 'utf8')
+    if (size > MAX_RECORD_BYTES) {
+      // Writing it would wedge the lock: every reader refuses a record this large.
+      throw new LockOptionsError(
+        `Lock "${this.key}": the record would be ${size} bytes, over ${MAX_RECORD_BYTES}`,
+        {
+          key: this.key,
+        },
+      )
+    }
     const options = { ...(signal && { signal }) }
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted()
@@ -104,28 +117,34 @@ export class LockContext {
         }
         // A retry that fails its condition may have failed against our own first try.
         const settled = await this.#settle(body, etag, options)
+        if (settled === UNKNOWN) {
+          throw new LockStoreError(`Lock "${this.key}": could not tell whether a retried write landed`, {
+            key: this.key,
+            retryable: true,
+          })
+        }
         return settled ?? answer
       } catch (error) {
         if (!(error instanceof LockStoreError) || !error.retryable) throw error
         failure = error
       }
       const settled = await this.#settle(body, etag, options)
-      if (settled) return settled
+      if (settled && settled !== UNKNOWN) return settled
       await this.#backOff(attempt, failure, deadline, signal)
     }
   }
 
   /**
-   * After an ambiguous write: what the object says happened, or undefined when it is unchanged
-   * (or cannot be read), so that writing again is both safe (conditional) and needed.
+   * After an ambiguous write: what the object says happened; undefined when it is unchanged, so
+   * that writing again is both safe (conditional) and needed; UNKNOWN when it cannot be read.
    */
   async #settle(
     body: string,
     etag: string | null,
     options: StoreCallOptions,
-  ): Promise<WriteResult | undefined> {
+  ): Promise<WriteResult | typeof UNKNOWN | undefined> {
     const current = await this.store.read(this.key, options).catch(() => undefined)
-    if (!current) return undefined
+    if (!current) return UNKNOWN
     if (current.status === ReadStatus.Found) {
       if (current.body === body) return { status: WriteStatus.Written, etag: current.etag }
       if (etag === null || current.etag !== etag) return { status: WriteStatus.PreconditionFailed }

@@ -17,7 +17,8 @@ export interface LockOptions {
   readonly ttlMs?: number
   /**
    * Who we are, written into the record. Must name one execution: a record whose owner equals
-   * ours is taken over at once, as the retry of a crashed run would.
+   * ours is taken over at once, as the retry of a crashed run would (unless this very instance
+   * still holds a live lease for it). Two instances must never share an owner.
    * @default `<hostname>/<pid>/<random>`, unique per lock instance
    */
   readonly owner?: string
@@ -88,6 +89,8 @@ export class Lock {
   readonly clockSkewMarginMs: number
   #context: LockContext
   #lastSeen: LockRecord | undefined
+  /** Leases this instance handed out, so it never takes one over from itself while it is live. */
+  readonly #issued = new Set<Lease>()
 
   constructor(options: LockOptions) {
     validateLockOptions(options)
@@ -132,6 +135,16 @@ export class Lock {
     const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
     this.#lastSeen = undefined
 
+    // The instant take-over by a matching owner is for a run that crashed, not for one that is
+    // still running here: while such a lease is live, the lock is held, even for us.
+    for (const lease of this.#issued) {
+      if (lease.isReleased || lease.isLost || lease.remainingMs <= 0) this.#issued.delete(lease)
+      else if (lease.owner === owner) {
+        this.#lastSeen = lease.record
+        return null
+      }
+    }
+
     // Our own last write is a snapshot we can trust until someone else writes: when it released
     // the lock (or names this very owner), try the write blind, without reading first.
     const last = context.lastWrite
@@ -164,11 +177,20 @@ export class Lock {
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
-        case WriteStatus.Written:
+        case WriteStatus.Written: {
           context.lastWrite = { record, etag: result.etag }
           context.highestToken = Math.max(context.highestToken, record.token)
           this.#lastSeen = record
-          return new Lease(context, record, result.etag, composedAt + ttlMs - this.clockSkewMarginMs, ttlMs)
+          const lease = new Lease(
+            context,
+            record,
+            result.etag,
+            composedAt + ttlMs - this.clockSkewMarginMs,
+            ttlMs,
+          )
+          this.#issued.add(lease)
+          return lease
+        }
         case WriteStatus.PreconditionFailed:
           if (!snapshot && context.lastAbsenceUnconfirmed) {
             deniedOnce = true
@@ -294,12 +316,24 @@ export class Lock {
     }
     const { store } = this.#context
     const current = await store.read(this.key)
+    if (token <= this.#context.highestToken) {
+      throw new LockOptionsError(
+        `reset token ${token} must be above ${this.#context.highestToken}, already handed out`,
+        { key: this.key },
+      )
+    }
     if (current.status === ReadStatus.Found) {
       let record: LockRecord | undefined
       try {
         record = parseRecord(current.body, this.key, current.etag)
       } catch {
-        // Corrupted: exactly what reset is for.
+        // Corrupted: exactly what reset is for. Still never go below a token it may carry.
+        const found = tokenIn(current.body)
+        if (found !== undefined && token <= found) {
+          throw new LockOptionsError(`reset token ${token} must be above the token ${found} in the object`, {
+            key: this.key,
+          })
+        }
       }
       if (record && record.expires_at !== 0) {
         throw new LockOptionsError(
@@ -341,6 +375,16 @@ export class Lock {
         { key: this.key },
       )
     }
+  }
+}
+
+/** A numeric `token` in a body that is JSON but not a valid record, if there is one. */
+function tokenIn(body: string): number | undefined {
+  try {
+    const token = (JSON.parse(body) as { token?: unknown } | null)?.token
+    return typeof token === 'number' && Number.isFinite(token) ? token : undefined
+  } catch {
+    return undefined
   }
 }
 

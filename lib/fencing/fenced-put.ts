@@ -1,7 +1,6 @@
 import {
   HeadObjectCommand,
   PutObjectCommand,
-  type PutObjectCommandInput,
   type PutObjectCommandOutput,
   type S3Client,
 } from '@aws-sdk/client-s3'
@@ -16,7 +15,8 @@ export interface FencedPutOptions {
   readonly s3: S3Client
   readonly bucket: string
   readonly key: string
-  readonly body: NonNullable<PutObjectCommandInput['Body']>
+  /** The object's content. Not a stream: a write that meets a concurrent writer is sent again. */
+  readonly body: string | Uint8Array
   /** The writer's fencing token (`context.singleton.token`, `lease.token`). */
   readonly token: number
   readonly contentType?: string
@@ -59,6 +59,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     throw new LockOptionsError(`fencedPut: token must be a non-negative safe integer, got ${token}`, { key })
   }
   const rounds = options.maxRounds ?? 5
+  let hiddenOnce = false
   for (let round = 0; round < rounds; round++) {
     const current = await headObject(s3, bucket, key)
     const previousToken = current?.token
@@ -88,6 +89,22 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
       if (kind === S3ErrorKind.PreconditionFailed && current && quoting === EtagQuoting.Auto) {
         // Unchanged etag after a 412: the endpoint wants quoted etags, nobody wrote in between.
         if ((await headObject(s3, bucket, key))?.etag === current.etag) learnQuoting(s3, EtagQuoting.Quoted)
+        continue
+      }
+      if (kind === S3ErrorKind.PreconditionFailed && !current) {
+        // The HEAD said "absent" (or 403, which hides absence) but the object exists: twice means
+        // it is there and we may not read it, so its token cannot be checked.
+        if (hiddenOnce) {
+          throw new LockStoreError(
+            `fencedPut: s3://${bucket}/${key} exists but its HEAD is denied (s3:GetObject)`,
+            {
+              key,
+              retryable: false,
+              cause: error,
+            },
+          )
+        }
+        hiddenOnce = true
         continue
       }
       if (

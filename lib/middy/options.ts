@@ -6,6 +6,9 @@ import { DEFAULT_CLOCK_SKEW_MARGIN_MS } from '../core/lock.js'
 import { consoleLogger, type SingletonLogger } from './logger.js'
 import type { OutcomeEvent } from './outcome.js'
 
+/** Clocks that disagree by more than this are a configuration error, not skew. */
+const MAX_MARGIN_MS = 30_000
+
 /** What the middleware does when another run holds the lock. */
 export const OnHeld = {
   /** End the invocation early with a `SkipResult`, without running the handler. */
@@ -92,8 +95,8 @@ export function resolveOptions<TEvent>(options: SingletonOptions<TEvent>): Resol
   const onHeld = options.onHeld ?? OnHeld.Skip
   if (!Object.values(OnHeld).includes(onHeld)) fail(`onHeld must be 'skip' or 'throw', got ${String(onHeld)}`)
   if (!Number.isFinite(waitMs) || waitMs < 0) fail(`waitMs must be a finite number >= 0, got ${waitMs}`)
-  if (!Number.isFinite(clockSkewMarginMs) || clockSkewMarginMs < 0) {
-    fail(`clockSkewMarginMs must be a finite number >= 0, got ${clockSkewMarginMs}`)
+  if (!Number.isFinite(clockSkewMarginMs) || clockSkewMarginMs < 0 || clockSkewMarginMs > MAX_MARGIN_MS) {
+    fail(`clockSkewMarginMs must be a finite number in [0, ${MAX_MARGIN_MS}], got ${clockSkewMarginMs}`)
   }
   if (ttlMs !== undefined && (!Number.isFinite(ttlMs) || ttlMs <= clockSkewMarginMs)) {
     fail(`ttlMs must be a finite number above clockSkewMarginMs (${clockSkewMarginMs}), got ${ttlMs}`)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { MiddlewareObj, Request } from '@middy/core'
 import type { Context } from 'aws-lambda'
 import { LockLostError, LockOptionsError, LockTimeoutError } from '../core/errors.js'
@@ -69,6 +70,8 @@ interface InFlight {
   readonly lease: Lease
   readonly tick: string | undefined
   readonly controller: AbortController
+  /** When the invocation ends (epoch ms), if the context tells. */
+  readonly invocationEnd: number | undefined
   stopHeartbeat: (() => void) | undefined
   lostReported: boolean
 }
@@ -84,6 +87,8 @@ export function singleton<TEvent = unknown, TResult = unknown>(
   const locks = new Map<string, S3Lock>()
   // Per-request state lives beside the request, not on it: nothing else can clobber it.
   const inFlight = new WeakMap<object, InFlight>()
+  // The same leases, to find any whose after/onError Middy skipped (see sweepAbandoned).
+  const active = new Set<InFlight>()
 
   const report = (level: 'info' | 'warn' | 'error', message: string, event: OutcomeEvent): void => {
     const { error, ...fields } = event
@@ -111,17 +116,19 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     request: Request<TEvent, TResult | SkipResult, Error, SingletonContext>,
   ): Promise<SkipResult | undefined> => {
     const { event, context } = request
+    await sweepAbandoned()
     const key = keyOf(config, event, context)
     const tick = config.tickId === false ? undefined : (config.tickId?.(event, context) ?? tickIdOf(event))
     const lock = lockFor(key)
+    // One owner per invocation: the request id, which a retry of the same invocation keeps.
     const owner =
       context.functionName && context.awsRequestId
         ? `${context.functionName}/${context.awsRequestId}`
-        : undefined
+        : `${context.functionName || 'local'}/${randomUUID()}`
     const { ttlMs, heartbeatMs } = leaseTiming(config, context)
     // A tick that already ran is recognised from the record as read: nothing is written for it.
     const done = tick === undefined ? undefined : (record: LockRecord) => isTickDone(tick, record.last_run)
-    const acquireOptions = { ttlMs, ...(owner && { owner }), ...(done && { skipIf: done }) }
+    const acquireOptions = { ttlMs, owner, ...(done && { skipIf: done }) }
 
     let lease: Lease | null
     try {
@@ -170,13 +177,29 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     }
 
     const controller = new AbortController()
-    const flight: InFlight = { key, lease, tick, controller, stopHeartbeat: undefined, lostReported: false }
+    const invocationEnd =
+      typeof context.getRemainingTimeInMillis === 'function'
+        ? Date.now() + context.getRemainingTimeInMillis()
+        : undefined
+    const flight: InFlight = {
+      key,
+      lease,
+      tick,
+      controller,
+      invocationEnd,
+      stopHeartbeat: undefined,
+      lostReported: false,
+    }
     lease.signal.addEventListener('abort', () => controller.abort(lease.signal.reason), { once: true })
     if (heartbeatMs !== undefined) {
       flight.stopHeartbeat = startHeartbeat(lease, {
         everyMs: heartbeatMs,
         ttlMs,
-        onLost: (error) => reportLost(flight, error),
+        stopAt: invocationEnd,
+        onLost: (error) => {
+          reportLost(flight, error)
+          controller.abort(error)
+        },
         onError: (error) =>
           report('warn', 'heartbeat failed; retrying', {
             outcome: Outcome.Error,
@@ -187,10 +210,13 @@ export function singleton<TEvent = unknown, TResult = unknown>(
       })
     }
     inFlight.set(request, flight)
+    active.add(flight)
     context.singleton = {
       key,
       token: lease.token,
-      expiresAt: lease.expiresAt,
+      get expiresAt() {
+        return lease.expiresAt
+      },
       signal: controller.signal,
       lease,
       state: lease.record.state,
@@ -220,15 +246,30 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     })
   }
 
-  const finish = async (
+  const finish = (
     request: Request<TEvent, TResult | SkipResult, Error, SingletonContext>,
     succeeded: boolean,
   ): Promise<void> => {
     const flight = inFlight.get(request)
-    if (!flight) return
+    if (!flight) return Promise.resolve()
     inFlight.delete(request)
+    return end(flight, succeeded)
+  }
+
+  const end = async (flight: InFlight, succeeded: boolean): Promise<void> => {
+    active.delete(flight)
     flight.stopHeartbeat?.()
     const { lease, key, tick } = flight
+    // Stop the handler first: if it is still running (an early timeout), it must not go on
+    // working while the next holder starts.
+    flight.controller.abort(new Error(`lease on "${key}" ended with the invocation`))
+    if (lease.isLost) {
+      // Nothing to release. Report it here too: the heartbeat that found it may have been stopped
+      // before it could (reporting twice is prevented).
+      reportLost(flight, lease.signal.reason as LockLostError)
+      if (succeeded && config.throwOnLost) throw lease.signal.reason
+      return
+    }
     try {
       await lease.release(succeeded && tick !== undefined ? { lastRun: tick } : {})
       report('info', 'lock released', {
@@ -250,8 +291,24 @@ export function singleton<TEvent = unknown, TResult = unknown>(
           error: asError(error),
         })
       }
-    } finally {
-      flight.controller.abort(new Error(`lease on "${key}" ended with the invocation`))
+    }
+  }
+
+  /**
+   * Middy skips this middleware's `after` and `onError` when a middleware used after it ends
+   * the request early. In Lambda one invocation runs at a time, so a lease whose invocation is
+   * over by the clock was abandoned that way: release it now rather than leave it held.
+   */
+  const sweepAbandoned = async (): Promise<void> => {
+    const now = Date.now()
+    for (const flight of active) {
+      if (flight.invocationEnd === undefined || flight.invocationEnd > now) continue
+      report('warn', 'released a lease whose invocation ended without after/onError (use singleton() last)', {
+        outcome: Outcome.Error,
+        key: flight.key,
+        token: flight.lease.token,
+      })
+      await end(flight, false).catch(() => undefined)
     }
   }
 

@@ -64,6 +64,8 @@ export function classifyS3Error(error: unknown): S3ErrorKind {
   if (TRANSIENT_CODES.has(code) || (shape.code !== undefined && TRANSIENT_CODES.has(shape.code))) {
     return S3ErrorKind.Transient
   }
+  // 501: the engine does not implement conditional writes; no retry will change that.
+  if (code === 'NotImplemented' || status === 501) return S3ErrorKind.Fatal
   if (status !== undefined && (status >= 500 || status === 429)) return S3ErrorKind.Transient
   if (shape.$retryable) return S3ErrorKind.Transient
   // No HTTP answer at all (socket errors surface without $metadata status): treat as network.

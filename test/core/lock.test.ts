@@ -4,6 +4,8 @@ import {
   LockCorruptedError,
   LockLostError,
   LockOptionsError,
+  type LockStore,
+  LockStoreError,
   LockTimeoutError,
   LostReason,
   MemoryLockStore,
@@ -112,6 +114,50 @@ describe('Lock (protocol core, in-memory store)', () => {
     const retry = await contender('fn/request-1').tryAcquire()
     expect(retry?.token).toBe((crashed?.token ?? 0) + 1)
     await expect(crashed?.renew()).rejects.toBeInstanceOf(LockLostError)
+  })
+
+  it('reports an unsettled ambiguous write as a retryable failure, not as a lost race', async () => {
+    const time = new SimTime()
+    const inner = new MemoryLockStore({ clock: time.serverClock })
+    let reads = 0
+    const store: LockStore = {
+      clockResolutionMs: 1_000,
+      // The first read works; every later one (the read-back after a failed write) fails.
+      read: async (key) => {
+        if (++reads > 1) throw new LockStoreError('injected read failure', { retryable: true })
+        return inner.read(key)
+      },
+      create: async (key, body) => {
+        const result = await inner.create(key, body)
+        if (result.status === 'written')
+          throw new LockStoreError('answer lost after the write', { retryable: true })
+        return result
+      },
+      replace: (key, body, etag) => inner.replace(key, body, etag),
+    }
+    const lock = new Lock({ store, key: 'k', owner: 'a', clock: time.localClock(), random: () => 0 })
+    const error = await lock.tryAcquire().catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
+    expect(JSON.parse(inner.peek('k') ?? '{}')).toMatchObject({ owner: 'a', token: 1 }) // it had landed
+  })
+
+  it('does not take over a live lease it handed out itself, even for the same owner', async () => {
+    const { contender } = setup()
+    const lock = contender('worker')
+    const first = await lock.tryAcquire()
+    expect(await lock.tryAcquire()).toBeNull()
+    expect(lock.lastSeen?.token).toBe(first?.token)
+    await first?.release()
+    expect((await lock.tryAcquire())?.token).toBe(2)
+  })
+
+  it('refuses to write a record too large to read back, writing nothing', async () => {
+    const { contender, store } = setup()
+    const error = await contender('a')
+      .tryAcquire({ owner: 'x'.repeat(70_000) })
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockOptionsError)
+    expect(store.peek('jobs/nightly')).toBeUndefined()
   })
 
   it('renews with the same token and a later expiry', async () => {
@@ -302,6 +348,13 @@ describe('Lock (protocol core, in-memory store)', () => {
       await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
       expect((await contender('b').tryAcquire())?.token).toBe(3)
       expect(await setup().contender('op').forceRelease()).toBeNull()
+    })
+
+    it('never resets below a token found in a corrupted object', async () => {
+      const { contender, store } = setup()
+      store.putRaw('jobs/nightly', JSON.stringify({ v: 2, token: 100, expires_at: 0, owner: 'future' }))
+      await expect(contender('op').reset({ token: 50 })).rejects.toThrow(/above the token 100/)
+      await contender('op').reset({ token: 101 })
     })
 
     it('refuses to reset a held lock or to lower its token', async () => {

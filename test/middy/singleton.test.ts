@@ -163,6 +163,37 @@ describe('singleton() middleware on a real S3 engine', () => {
     counting.destroy()
   })
 
+  it('releases at the next invocation a lease whose after was skipped by a later middleware', async () => {
+    const functionName = freshFunction('abandoned')
+    const outcomes: OutcomeEvent[] = []
+    let runs = 0
+    const handler = middy<unknown, unknown, Error, SingletonContext>()
+      .use(singleton({ s3, bucket, logger: silent, onOutcome: (o) => outcomes.push(o) }))
+      // Used after singleton(), this ends some requests early: Middy then skips singleton's after.
+      .use({
+        before: (request) => ((request.event as { early?: boolean }).early ? 'ended early' : undefined),
+      })
+      .handler(async () => ++runs)
+    expect(await handler({ early: true }, lambdaContext({ functionName, timeoutMs: 300 }))).toBe(
+      'ended early',
+    )
+    expect(await getRecord(s3, bucket, `locks/${functionName}`)).toMatchObject({ token: 1 })
+    await sleep(400) // that invocation's time is over
+    expect(await handler({}, lambdaContext({ functionName }))).toBe(1)
+    expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'error', 'released', 'acquired', 'released'])
+  })
+
+  it('gives each invocation its own owner outside Lambda, so overlapping ones do not both run', async () => {
+    const functionName = freshFunction('no-request-id')
+    const { handler } = wrapped(async () => {
+      await sleep(300)
+      return 'ran'
+    })
+    const context = () => ({ ...lambdaContext({ functionName }), awsRequestId: '' }) as SingletonContext
+    const results = await Promise.all([handler({}, context()), handler({}, context())])
+    expect(results.filter((r) => r === 'ran')).toHaveLength(1)
+  })
+
   it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
     const functionName = freshFunction('stolen')
     const key = `locks/${functionName}`

@@ -75,6 +75,7 @@ describe('S3LockStore', () => {
     [{ name: 'InvalidRequest', $metadata: { httpStatusCode: 400 } }, S3ErrorKind.Fatal],
     [{ name: 'SlowDown', $metadata: { httpStatusCode: 503 } }, S3ErrorKind.Transient],
     [{ name: 'Whatever', $metadata: { httpStatusCode: 502 } }, S3ErrorKind.Transient],
+    [{ name: 'NotImplemented', $metadata: { httpStatusCode: 501 } }, S3ErrorKind.Fatal],
     [{ name: 'TooManyRequestsException', $metadata: { httpStatusCode: 429 } }, S3ErrorKind.Transient],
     [Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), S3ErrorKind.Transient],
   ])('classifies %o as %s', (error, kind) => {
