@@ -45,6 +45,12 @@ export class LockContext {
     this.serverClock = new ServerClock(clock, store.clockResolutionMs)
   }
 
+  /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
+  remember(record: LockRecord, etag: string): void {
+    this.lastWrite = { record, etag }
+    this.highestToken = Math.max(this.highestToken, record.token)
+  }
+
   /** Free to take: released, or expired by the store's clock even if our clock ran late by the margin. */
   isFree(snapshot: Snapshot): boolean {
     const { expires_at } = snapshot.record

@@ -165,7 +165,7 @@ export class Lease {
         case WriteStatus.Written:
           this.#record = record
           this.#etag = result.etag
-          this.context.lastWrite = { record, etag: result.etag }
+          this.context.remember(record, result.etag)
           return
         case WriteStatus.Absent:
           throw this.#lose(LostReason.Deleted, 'the lock object was deleted')

@@ -178,8 +178,7 @@ export class Lock {
 
       switch (result.status) {
         case WriteStatus.Written: {
-          context.lastWrite = { record, etag: result.etag }
-          context.highestToken = Math.max(context.highestToken, record.token)
+          context.remember(record, result.etag)
           this.#lastSeen = record
           const lease = new Lease(
             context,
@@ -297,8 +296,7 @@ export class Lock {
         key: this.key,
       })
     }
-    context.lastWrite = { record, etag: result.etag }
-    context.highestToken = Math.max(context.highestToken, record.token)
+    context.remember(record, result.etag)
     return record
   }
 
@@ -314,14 +312,14 @@ export class Lock {
         key: this.key,
       })
     }
-    const { store } = this.#context
-    const current = await store.read(this.key)
     if (token <= this.#context.highestToken) {
       throw new LockOptionsError(
         `reset token ${token} must be above ${this.#context.highestToken}, already handed out`,
         { key: this.key },
       )
     }
+    const { store } = this.#context
+    const current = await store.read(this.key)
     if (current.status === ReadStatus.Found) {
       let record: LockRecord | undefined
       try {
@@ -363,8 +361,7 @@ export class Lock {
         },
       )
     }
-    this.#context.lastWrite = { record, etag: result.etag }
-    this.#context.highestToken = Math.max(this.#context.highestToken, token)
+    this.#context.remember(record, result.etag)
     return record
   }
 
