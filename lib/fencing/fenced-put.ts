@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
 import { classifyS3Error, S3ErrorKind } from '../s3/errors.js'
-import { EtagQuoting, ifMatch, learnQuoting, quotingFor, unquote } from '../s3/etag.js'
+import { ifMatch, learnFromIfMatch, quotingFor, unquote } from '../s3/etag.js'
 
 /** The user-metadata key (`x-amz-meta-fencing-token`) that carries the writer's token. */
 export const FENCING_TOKEN_METADATA = 'fencing-token'
@@ -82,13 +82,14 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
           ...condition,
         }),
       )
-      if (current && quoting === EtagQuoting.Auto) learnQuoting(s3, EtagQuoting.Unquoted)
+      if (current) await learnFromIfMatch(s3, quoting, true, async () => false)
       return { etag: unquote(output.ETag ?? ''), previousToken, output }
     } catch (error) {
       const kind = classifyS3Error(error)
-      if (kind === S3ErrorKind.PreconditionFailed && current && quoting === EtagQuoting.Auto) {
-        // Unchanged etag after a 412: the endpoint wants quoted etags, nobody wrote in between.
-        if ((await headObject(s3, bucket, key))?.etag === current.etag) learnQuoting(s3, EtagQuoting.Quoted)
+      if (kind === S3ErrorKind.PreconditionFailed && current) {
+        // Look again either way: the next round sends quoted etags if that was the cause.
+        const unchanged = async () => (await headObject(s3, bucket, key))?.etag === current.etag
+        await learnFromIfMatch(s3, quoting, false, unchanged)
         continue
       }
       if (kind === S3ErrorKind.PreconditionFailed && !current) {

@@ -25,10 +25,24 @@ export function ifMatch(etag: string, quoting: EtagQuoting): string {
   return quoting === EtagQuoting.Quoted ? `"${etag}"` : etag
 }
 
-/** Records what a conditional write showed about the endpoint. */
-export function learnQuoting(
+/**
+ * Learns the endpoint's style from the answer to an If-Match write sent with `quoting`.
+ * A 412 either means someone else wrote, or that the endpoint wants quotes; only the second
+ * leaves the object's etag unchanged. Resolves true when the write should be sent again,
+ * now quoted: just as conditional, since nobody wrote in between.
+ */
+export async function learnFromIfMatch(
   s3: S3Client,
-  quoting: typeof EtagQuoting.Quoted | typeof EtagQuoting.Unquoted,
-): void {
-  learned.set(s3, quoting)
+  quoting: EtagQuoting,
+  written: boolean,
+  etagUnchanged: () => Promise<boolean>,
+): Promise<boolean> {
+  if (quoting !== EtagQuoting.Auto) return false
+  if (written) {
+    learned.set(s3, EtagQuoting.Unquoted)
+    return false
+  }
+  if (!(await etagUnchanged())) return false
+  learned.set(s3, EtagQuoting.Quoted)
+  return true
 }

@@ -10,7 +10,7 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { classifyS3Error, S3ErrorKind } from './errors.js'
-import { EtagQuoting, ifMatch, learnQuoting, quotingFor, unquote } from './etag.js'
+import { EtagQuoting, ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
 
 export interface S3LockStoreOptions {
@@ -88,14 +88,15 @@ export class S3LockStore implements LockStore {
   ): Promise<WriteResult> {
     const quoting = quotingFor(this.s3, this.#quoting)
     const result = await this.#put(key, body, { IfMatch: ifMatch(etag, quoting) }, options)
-    if (quoting !== EtagQuoting.Auto) return result
-    if (result.status === WriteStatus.Written) learnQuoting(this.s3, EtagQuoting.Unquoted)
-    if (result.status !== WriteStatus.PreconditionFailed) return result
-    // A 412 either means someone else wrote, or that this endpoint wants quotes. Only the
-    // second leaves the object's etag unchanged; then a quoted retry is just as conditional.
-    if ((await this.currentEtag(key, options)) !== etag) return result
-    learnQuoting(this.s3, EtagQuoting.Quoted)
-    return this.replace(key, body, etag, options)
+    if (result.status !== WriteStatus.Written && result.status !== WriteStatus.PreconditionFailed)
+      return result
+    const resend = await learnFromIfMatch(
+      this.s3,
+      quoting,
+      result.status === WriteStatus.Written,
+      async () => (await this.currentEtag(key, options)) === etag,
+    )
+    return resend ? this.replace(key, body, etag, options) : result
   }
 
   /** The object's etag (bare), or undefined when there is none or it cannot be read. */
