@@ -10,7 +10,10 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/core/**/*.test.ts', 'test/**/*.unit.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/core/**/*.test.ts', 'test/**/*.unit.test.ts', 'examples/**/*.test.ts'],
+        },
       },
       {
         extends: true,

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { S3Lock } from 'lambda-singleton'
 import { type SingletonContext, silentLogger, singleton } from 'lambda-singleton/middy'
+import { S3Lock, S3LockStore } from 'lambda-singleton/s3'
 
 const endpoint = process.env.S3_ENDPOINT
 if (!endpoint)
@@ -139,7 +139,7 @@ const context = (): SingletonContext =>
   }) as Context as SingletonContext
 const bare = middy<unknown, number>().handler(async () => 1)
 const wrapped = middy<unknown, unknown, Error, SingletonContext>()
-  .use(singleton({ s3, bucket, logger: silentLogger }))
+  .use(singleton({ store: new S3LockStore({ s3, bucket }), logger: silentLogger }))
   .handler(async () => 1)
 const bareRow = await measure('handler without singleton()', () => bare({}, context()))
 const wrappedRow = await measure('handler with singleton(), warm container', () => wrapped({}, context()))

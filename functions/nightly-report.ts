@@ -9,8 +9,8 @@
  */
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
-import { fencedPut } from 'lambda-singleton'
 import { type SingletonContext, type SingletonScheduleEvent, singleton } from 'lambda-singleton/middy'
+import { fencedPut } from 'lambda-singleton/s3'
 
 /** Where tenant snapshots are read and reports written (set by the example stack). */
 export const DATA_BUCKET_ENV = 'DATA_BUCKET'

@@ -12,8 +12,9 @@
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { fencedPut, type JsonValue } from 'lambda-singleton'
+import type { JsonValue } from 'lambda-singleton'
 import { type SingletonContext, type SingletonScheduleEvent, singleton } from 'lambda-singleton/middy'
+import { fencedPut } from 'lambda-singleton/s3'
 
 /** Where tenant inboxes and snapshots live (set by the example stack). */
 export const DATA_BUCKET_ENV = 'DATA_BUCKET'

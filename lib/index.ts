@@ -1,7 +1,12 @@
+// The package root: the protocol core, the run lifecycle and `withSingleton`, on any store.
+// Stores live on their own subpaths (`lambda-singleton/s3`, `lambda-singleton/memory`), so a
+// user of one backend never loads another's SDK.
 export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
 export type { RetryOptions } from './core/context.js'
 export {
+  ConflictReason,
+  LockConflictError,
   LockCorruptedError,
   LockError,
   LockLostError,
@@ -10,11 +15,13 @@ export {
   LockTimeoutError,
   LostReason,
 } from './core/errors.js'
+export { type KeepAliveOptions, keepAlive } from './core/heartbeat.js'
 export { Lease, type RecordPatch } from './core/lease.js'
 export {
   type AcquireOptions,
-  DEFAULT_CLOCK_SKEW_MARGIN_MS,
-  DEFAULT_TTL_MS,
+  AcquireStatus,
+  type Acquisition,
+  type AttemptOptions,
   Lock,
   type LockInfo,
   type LockOptions,
@@ -27,6 +34,7 @@ export {
   MAX_STATE_BYTES,
   parseRecord,
 } from './core/record.js'
+export { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './core/run.js'
 export {
   type LockStore,
   type ReadResult,
@@ -36,13 +44,10 @@ export {
   WriteStatus,
 } from './core/store.js'
 export {
-  FENCING_TOKEN_METADATA,
-  type FencedPutOptions,
-  type FencedPutResult,
-  FencedWriteRejectedError,
-  fencedPut,
-} from './fencing/fenced-put.js'
-export { MemoryLockStore, type MemoryLockStoreOptions } from './memory/store.js'
-export { EtagQuoting } from './s3/etag.js'
-export { defaultS3Client, S3Lock, type S3LockOptions } from './s3/s3-lock.js'
-export { S3LockStore, type S3LockStoreOptions } from './s3/store.js'
+  DEFAULT_CLOCK_SKEW_MARGIN_MS,
+  DEFAULT_TTL_MS,
+  MAX_CLOCK_SKEW_MARGIN_MS,
+  MAX_TTL_MS,
+} from './core/timing.js'
+export { withSingleton } from './lambda/with-singleton.js'
+export * from './lifecycle/index.js'

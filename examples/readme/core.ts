@@ -1,29 +1,30 @@
 // The core lock, without Lambda or Middy: a container task, a cron host, a script.
-import { LockLostError, S3Lock } from 'lambda-singleton'
+import { keepAlive, LockLostError } from 'lambda-singleton'
+import { S3Lock } from 'lambda-singleton/s3'
 
 const lock = new S3Lock({ bucket: 'my-locks', key: 'locks/rebuild-index', ttlMs: 60_000 })
 
-export async function rebuildIndex(work: (token: number, signal: AbortSignal) => Promise<void>) {
-  const lease = await lock.tryAcquire()
-  if (!lease) {
-    console.log(`busy: held by ${lock.lastSeen?.owner ?? 'another run'}`)
-    return
-  }
-  const heartbeat = setInterval(() => lease.renew().catch(() => undefined), 20_000)
+type Work = (token: number, signal: AbortSignal) => Promise<void>
+
+// lock.run: acquire, renew every 20 s, abort the signal the moment the lease is lost, release.
+export async function rebuildIndex(work: Work) {
+  const result = await lock.run((lease) => work(lease.token, lease.signal), { heartbeatMs: 20_000 })
+  if (result.status === 'held') console.log(`busy: held by ${result.holder?.owner ?? 'another run'}`)
+}
+
+// The same steps by hand, waiting up to 30 s for the lock.
+export async function rebuildIndexByHand(work: Work) {
+  const attempt = await lock.attempt({ waitMs: 30_000 })
+  if (attempt.status !== 'acquired') return
+  const { lease } = attempt
+  const stop = keepAlive(lease, { everyMs: 20_000, clock: lock.clock })
   try {
-    await work(lease.token, lease.signal) // the signal aborts when a renew finds the lease lost
+    await work(lease.token, lease.signal) // the signal aborts when the lease is lost or runs out
   } finally {
-    clearInterval(heartbeat)
+    stop()
     await lease.release().catch((error: unknown) => {
       if (error instanceof LockLostError) console.error('lease was lost mid-run', error.current)
       else throw error
     })
   }
-}
-
-export async function waitForTheLock() {
-  const lease = await lock.acquire({ waitMs: 30_000 }) // LockTimeoutError after 30 s
-  const info = await lock.inspect() // { token, expiresAt, owner, held, etag, record }
-  await lease.release()
-  return info
 }

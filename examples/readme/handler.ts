@@ -1,8 +1,8 @@
 // A scheduled job behind singleton(): at most one run at a time, fenced output, resumable.
 import { S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
-import { fencedPut } from 'lambda-singleton'
 import { type SingletonContext, type SkipResult, singleton } from 'lambda-singleton/middy'
+import { fencedPut } from 'lambda-singleton/s3'
 
 const s3 = new S3Client({})
 const OUTPUT_BUCKET = process.env.OUTPUT_BUCKET ?? 'my-output-bucket'

@@ -4,6 +4,11 @@ export interface Clock {
   now(): number
   /** Resolves after `ms`, or rejects with `signal.reason` when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>
+  /**
+   * Calls `callback` after `ms` unless the returned function is called first. Such a timer
+   * must not keep the process alive: a lease's watchdog or heartbeat is no reason to stay up.
+   */
+  schedule(ms: number, callback: () => void): () => void
 }
 
 /**
@@ -25,6 +30,11 @@ export const systemClock: Clock = {
       }, ms)
       signal?.addEventListener('abort', onAbort, { once: true })
     }),
+  schedule: (ms, callback) => {
+    const timer = setTimeout(callback, Math.max(0, ms))
+    timer.unref()
+    return () => clearTimeout(timer)
+  },
 }
 
 /**

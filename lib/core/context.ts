@@ -1,6 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, ServerClock } from './clock.js'
-import { LockOptionsError, LockStoreError } from './errors.js'
+import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type LockStore, ReadStatus, type StoreCallOptions, type WriteResult, WriteStatus } from './store.js'
 
@@ -100,11 +100,9 @@ export class LockContext {
     const size = Buffer.byteLength(body, 'utf8')
     if (size > MAX_RECORD_BYTES) {
       // Writing it would wedge the lock: every reader refuses a record this large.
-      throw new LockOptionsError(
-        `Lock "${this.key}": the record would be ${size} bytes, over ${MAX_RECORD_BYTES}`,
-        {
-          key: this.key,
-        },
+      throw new LockConflictError(
+        `Lock "${this.key}": the record would be ${size} bytes, over ${MAX_RECORD_BYTES}; nothing was written`,
+        { key: this.key, reason: ConflictReason.RecordTooLarge },
       )
     }
     const options = { ...(signal && { signal }) }

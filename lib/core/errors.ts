@@ -17,6 +17,34 @@ export class LockOptionsError extends LockError {
   override name = 'LockOptionsError'
 }
 
+/** Why the lock refused an operation although the call itself was well formed. */
+export const ConflictReason = {
+  /** The lock object changed between our read and our write; nothing was written. */
+  Changed: 'changed',
+  /** `reset` found a record that is held (or one it cannot prove released or expired). */
+  NotReleased: 'not-released',
+  /** `reset` was given a token at or below one the lock already handed out. */
+  TokenTooLow: 'token-too-low',
+  /** The record, with what is already in it, would exceed the size every reader accepts. */
+  RecordTooLarge: 'record-too-large',
+} as const
+export type ConflictReason = (typeof ConflictReason)[keyof typeof ConflictReason]
+
+/**
+ * The lock's current state refuses the operation (an operator's `reset` over a held record, a
+ * record that would grow too large). Nothing was written. Unlike `LockOptionsError`, the same
+ * call may succeed later or on another lock.
+ */
+export class LockConflictError extends LockError {
+  override name = 'LockConflictError'
+  readonly reason: ConflictReason
+
+  constructor(message: string, options: { key: string; reason: ConflictReason; cause?: unknown }) {
+    super(message, options)
+    this.reason = options.reason
+  }
+}
+
 /** Why a lease is no longer ours. */
 export const LostReason = {
   /** Another contender wrote the lock object since our last write. */

@@ -1,5 +1,5 @@
 import type { LockContext } from './context.js'
-import { LockError, LockLostError, LockOptionsError, LostReason } from './errors.js'
+import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
 import { type JsonValue, type LockRecord, MAX_STATE_BYTES, serializeRecord } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
 
@@ -13,8 +13,6 @@ export interface RecordPatch {
 
 /** How long a release may keep retrying transient failures when the lease has little time left. */
 const MIN_RELEASE_BUDGET_MS = 5_000
-/** 409 answers in a row before a write gives up. */
-const MAX_CONFLICTS = 8
 
 const LeaseStatus = { Held: 'held', Released: 'released', Lost: 'lost' } as const
 type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus]
@@ -23,6 +21,10 @@ type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus]
  * A held lock. `token` is the fencing token: pass it along with every write the holder makes,
  * so the target can refuse a stale holder. Writes on one lease run one at a time, so a
  * heartbeat and a checkpoint never race each other's etag.
+ *
+ * The lease is the one place that knows it is over: when a write finds it taken over or
+ * deleted, or when its local end passes without a successful renewal (a watchdog, no write
+ * needed), it becomes lost and aborts `signal` with the `LockLostError`.
  */
 export class Lease {
   readonly key: string
@@ -36,6 +38,7 @@ export class Lease {
   #lostError: LockLostError | undefined
   readonly #controller = new AbortController()
   #queue: Promise<unknown> = Promise.resolve()
+  #cancelWatchdog: () => void = () => {}
 
   /** @internal Made by `Lock.tryAcquire`. */
   constructor(
@@ -52,6 +55,7 @@ export class Lease {
     this.#etag = etag
     this.#deadline = deadline
     this.#ttlMs = ttlMs
+    this.#armWatchdog()
   }
 
   /**
@@ -77,9 +81,22 @@ export class Lease {
     return this.#etag
   }
 
-  /** Aborted, with the `LockLostError` as reason, as soon as a write finds the lease lost. */
+  /**
+   * Aborted, with the `LockLostError` as reason, as soon as the lease is lost: a write found it
+   * taken over or deleted, or its `expiresAt` passed without a successful renewal.
+   */
   get signal(): AbortSignal {
     return this.#controller.signal
+  }
+
+  /** Neither released nor lost (its local end may still pass before the watchdog says so). */
+  get isHeld(): boolean {
+    return this.#status === LeaseStatus.Held
+  }
+
+  /** Why the lease was lost, once it is. */
+  get lostError(): LockLostError | undefined {
+    return this.#lostError
   }
 
   get isLost(): boolean {
@@ -104,8 +121,10 @@ export class Lease {
       const startedAt = this.context.clock.now()
       const record = this.#patched(patch, { expires_at: this.context.expiresAtFor(ttlMs), ttl_ms: ttlMs })
       await this.#write(record, Math.max(this.#deadline, startedAt))
+      // Counted from when the write was sent: the store stamped expires_at no earlier than that.
       this.#deadline = startedAt + ttlMs - this.context.marginMs
       this.#ttlMs = ttlMs
+      this.#armWatchdog()
     })
   }
 
@@ -121,17 +140,33 @@ export class Lease {
   }
 
   /**
-   * Ends the lease: `expires_at` becomes 0, the token stays. Rejects `LockLostError` (and writes
-   * nothing) when the lease had been taken over. Releasing twice is a no-op.
+   * Ends the lease: `expires_at` becomes 0, the token stays. Rejects `LockLostError` when the
+   * lease was lost: nothing is written when it was taken over; when it ran out unrenewed, the
+   * record is freed only if nobody wrote since (and the lease still counts as lost). Releasing
+   * twice is a no-op.
    */
   release(patch: RecordPatch = {}): Promise<void> {
     return this.#serialized(async () => {
       if (this.#status === LeaseStatus.Released) return
+      if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs()
       this.#assertHeld()
       const budget = Math.max(this.#deadline, this.context.clock.now() + MIN_RELEASE_BUDGET_MS)
       await this.#write(this.#patched(patch, { expires_at: 0 }), budget)
       this.#status = LeaseStatus.Released
+      this.#cancelWatchdog()
     })
+  }
+
+  /**
+   * A lease that ran out unrenewed is over for its holder, but the record may still be ours: a
+   * write conditional on our last etag lands only if nobody wrote since, so it can free the lock
+   * for the next run at once instead of at expiry. Best effort; the lease stays lost.
+   */
+  async #freeIfStillOurs(): Promise<void> {
+    const record = this.#patched({}, { expires_at: 0 })
+    const deadline = this.context.clock.now() + MIN_RELEASE_BUDGET_MS
+    const result = await this.context.write(serializeRecord(record), this.#etag, deadline).catch(() => null)
+    if (result?.status === WriteStatus.Written) this.context.remember(record, result.etag)
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
@@ -151,7 +186,7 @@ export class Lease {
 
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {
     const body = serializeRecord(record)
-    for (let conflicts = 0; conflicts < MAX_CONFLICTS; conflicts++) {
+    for (let conflicts = 0; ; conflicts++) {
       let result: WriteResult
       try {
         result = await this.context.write(body, this.#etag, budgetDeadline)
@@ -161,6 +196,8 @@ export class Lease {
         }
         throw error
       }
+      // The watchdog may have declared the lease over while the write was on its way.
+      if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
       switch (result.status) {
         case WriteStatus.Written:
           this.#record = record
@@ -181,13 +218,17 @@ export class Lease {
           if (current?.etag !== this.#etag) {
             throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
           }
+          // Each conflict is someone else's write in flight: try again while time is left.
+          if (this.context.clock.now() >= budgetDeadline) {
+            throw new LockStoreError(
+              `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,
+              { key: this.key, retryable: true },
+            )
+          }
           await this.context.pause(conflicts)
         }
       }
     }
-    throw new LockError(`Lock "${this.key}": gave up after ${MAX_CONFLICTS} write conflicts in a row`, {
-      key: this.key,
-    })
   }
 
   #lose(reason: LostReason, why: string, current?: LockRecord, cause?: unknown): LockLostError {
@@ -205,9 +246,19 @@ export class Lease {
     )
     this.#status = LeaseStatus.Lost
     this.#lostError = error
+    this.#cancelWatchdog()
     if (this.context.lastWrite?.etag === this.#etag) this.context.lastWrite = undefined
     this.#controller.abort(error)
     return error
+  }
+
+  /** Declares the lease lost when its local end passes with no successful renewal since. */
+  #armWatchdog(): void {
+    this.#cancelWatchdog()
+    this.#cancelWatchdog = this.context.clock.schedule(this.remainingMs, () => {
+      if (this.#status !== LeaseStatus.Held) return
+      this.#lose(LostReason.Expired, 'it expired before it was renewed')
+    })
   }
 
   #assertHeld(): void {

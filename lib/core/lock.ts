@@ -3,10 +3,14 @@ import { hostname } from 'node:os'
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { LockContext, type RetryOptions, type Snapshot } from './context.js'
-import { LockError, LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
+import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
 import { Lease } from './lease.js'
-import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
-import { type LockStore, ReadStatus, WriteStatus } from './store.js'
+import { forceRelease, reset } from './operator.js'
+import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
+import type { LockStore } from './store.js'
+import { WriteStatus } from './store.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
 export interface LockOptions {
   /** Where lock records live. */
@@ -45,17 +49,46 @@ export interface AcquireOptions {
   readonly signal?: AbortSignal
   /**
    * Leave the lock alone, writing nothing, when this says so of the current record (e.g. its
-   * `last_run` shows the work is done): `tryAcquire` resolves `null` with `lastSeen` set.
+   * `last_run` shows the work is done): the attempt comes back `skipped` with that record.
    */
   readonly skipIf?: (record: LockRecord) => boolean
 }
 
-export interface WaitOptions extends AcquireOptions {
+export interface WaitOptions extends Omit<AcquireOptions, 'skipIf'> {
   /** How long to keep trying while the lock is held, in ms. */
   readonly waitMs: number
   /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
   readonly backoff?: BackoffOptions
 }
+
+export interface AttemptOptions extends AcquireOptions {
+  /** How long to keep trying while the lock is held, in ms. @default 0 */
+  readonly waitMs?: number
+  /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
+  readonly backoff?: BackoffOptions
+}
+
+/** What an acquisition attempt came to. */
+export const AcquireStatus = {
+  Acquired: 'acquired',
+  /** Another owner holds the lock (after the whole wait, if one was asked for). */
+  Held: 'held',
+  /** `skipIf` matched the current record; nothing was written. */
+  Skipped: 'skipped',
+} as const
+export type AcquireStatus = (typeof AcquireStatus)[keyof typeof AcquireStatus]
+
+export type Acquisition =
+  | { readonly status: typeof AcquireStatus.Acquired; readonly lease: Lease }
+  | {
+      readonly status: typeof AcquireStatus.Held
+      /**
+       * The record that showed the lock held. Undefined when we lost a race for the write: the
+       * winner's record was not read, since naming it would cost one more request.
+       */
+      readonly holder: LockRecord | undefined
+    }
+  | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
 /** What `inspect` reports. */
 export interface LockInfo {
@@ -69,11 +102,7 @@ export interface LockInfo {
   readonly record: LockRecord
 }
 
-export const DEFAULT_TTL_MS = 60_000
-export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2_000
-const MAX_TTL_MS = 7 * 24 * 3_600_000
-const MAX_MARGIN_MS = 10 * 60_000
-/** Read-and-write rounds one `tryAcquire` may spend on 409s and stale caches. */
+/** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
 /** Budget for store retries of calls that are not tied to a lease. */
 const READ_BUDGET_MS = 10_000
@@ -88,7 +117,6 @@ export class Lock {
   readonly ttlMs: number
   readonly clockSkewMarginMs: number
   #context: LockContext
-  #lastSeen: LockRecord | undefined
   /** Leases this instance handed out, so it never takes one over from itself while it is live. */
   readonly #issued = new Set<Lease>()
 
@@ -98,12 +126,7 @@ export class Lock {
     this.owner = options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
-    if (this.clockSkewMarginMs >= this.ttlMs) {
-      throw new LockOptionsError(
-        `clockSkewMarginMs (${this.clockSkewMarginMs}) must be smaller than ttlMs (${this.ttlMs}), or the lease would end before it starts`,
-        { key: options.key },
-      )
-    }
+    validateTiming({ ttlMs: this.ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'Lock', this.key)
     this.#context = new LockContext(
       options.store,
       this.key,
@@ -114,35 +137,79 @@ export class Lock {
     )
   }
 
-  /**
-   * The record that made the last `tryAcquire` come back empty: who holds the lock. Undefined
-   * when it lost a race for the write, not having read the winner's record.
-   */
-  get lastSeen(): LockRecord | undefined {
-    return this.#lastSeen
+  /** The local clock this lock judges time with. */
+  get clock(): Clock {
+    return this.#context.clock
   }
 
   /**
-   * Takes the lock if it is free (absent, released, expired) or ours, else resolves `null`.
-   * Costs one read and one write; one write only when our own last write is still current.
+   * Tries to take the lock, waiting up to `waitMs` while it is held, and says what came of it:
+   * `acquired` with the lease, `held` with the holder's record, or `skipped` when `skipIf`
+   * matched. Costs one read and one write; one write only when our own last write is current.
    */
+  async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
+    const { waitMs = 0, signal } = options
+    validateTiming({ waitMs }, 'attempt', this.key)
+    const clock = this.#context.clock
+    const startedAt = clock.now()
+    const backoff = { baseMs: 100, capMs: 2_000, ...options.backoff }
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.#attemptOnce(options)
+      if (result.status !== AcquireStatus.Held) return result
+      const left = startedAt + waitMs - clock.now()
+      if (left <= 0) return result
+      await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), signal)
+    }
+  }
+
+  /** Takes the lock if it is free (absent, released, expired) or ours, else resolves `null`. */
   async tryAcquire(options: AcquireOptions = {}): Promise<Lease | null> {
+    const result = await this.#attemptOnce(options)
+    return result.status === AcquireStatus.Acquired ? result.lease : null
+  }
+
+  /**
+   * Takes the lock, waiting up to `waitMs` while it is held, with capped exponential backoff
+   * and full jitter between tries. Rejects `LockTimeoutError` (naming the holder) when the wait runs out.
+   */
+  async acquire(options: WaitOptions): Promise<Lease> {
+    const startedAt = this.#context.clock.now()
+    const result = await this.attempt(options)
+    if (result.status === AcquireStatus.Acquired) return result.lease
+    const holder = result.status === AcquireStatus.Held ? result.holder : result.record
+    throw new LockTimeoutError(
+      `Lock "${this.key}" still held by ${holder?.owner ?? 'another owner'} after waiting ${options.waitMs} ms`,
+      {
+        key: this.key,
+        waitedMs: this.#context.clock.now() - startedAt,
+        ...(holder && { holder }),
+      },
+    )
+  }
+
+  /**
+   * Runs `routine` while holding the lock: acquires (waiting up to `waitMs`), renews every
+   * `heartbeatMs`, aborts the routine's signal the moment the lease is lost, and releases when
+   * the routine ends, whether it resolved or threw. See `runExclusive`.
+   */
+  run<T>(routine: ExclusiveRoutine<T>, options: RunOptions = {}): Promise<RunResult<T>> {
+    return runExclusive(this, routine, options)
+  }
+
+  async #attemptOnce(options: AcquireOptions): Promise<Acquisition> {
     const context = this.#context
     const ttlMs = options.ttlMs ?? this.ttlMs
-    this.#validateTtl(ttlMs)
+    validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
     const { signal } = options
     const owner = options.owner ?? this.owner
+    validateOwner(owner, this.key)
     const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
-    this.#lastSeen = undefined
 
     // The instant take-over by a matching owner is for a run that crashed, not for one that is
     // still running here: while such a lease is live, the lock is held, even for us.
     for (const lease of this.#issued) {
       if (lease.isReleased || lease.isLost || lease.remainingMs <= 0) this.#issued.delete(lease)
-      else if (lease.owner === owner) {
-        this.#lastSeen = lease.record
-        return null
-      }
+      else if (lease.owner === owner) return { status: AcquireStatus.Held, holder: lease.record }
     }
 
     // Our own last write is a snapshot we can trust until someone else writes: when it released
@@ -157,12 +224,10 @@ export class Lock {
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
       if (snapshot && options.skipIf?.(snapshot.record)) {
-        this.#lastSeen = snapshot.record
-        return null
+        return { status: AcquireStatus.Skipped, record: snapshot.record }
       }
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
-        this.#lastSeen = snapshot.record
-        return null
+        return { status: AcquireStatus.Held, holder: snapshot.record }
       }
       const composedAt = context.clock.now()
       const record: LockRecord = {
@@ -179,23 +244,18 @@ export class Lock {
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
-          this.#lastSeen = record
-          const lease = new Lease(
-            context,
-            record,
-            result.etag,
-            composedAt + ttlMs - this.clockSkewMarginMs,
-            ttlMs,
-          )
+          const deadline = composedAt + ttlMs - this.clockSkewMarginMs
+          const lease = new Lease(context, record, result.etag, deadline, ttlMs)
           this.#issued.add(lease)
-          return lease
+          return { status: AcquireStatus.Acquired, lease }
         }
         case WriteStatus.PreconditionFailed:
           if (!snapshot && context.lastAbsenceUnconfirmed) {
             deniedOnce = true
             break // it exists after all: read it
           }
-          if (!fromCache) return null // another contender won this round
+          // Another contender won this round; naming it would cost another read.
+          if (!fromCache) return { status: AcquireStatus.Held, holder: undefined }
           break // our cache was stale: read what is there now
         case WriteStatus.Conflict:
           await context.pause(round, signal)
@@ -209,10 +269,7 @@ export class Lock {
       if (deniedOnce && !snapshot && context.lastAbsenceUnconfirmed) {
         throw new LockStoreError(
           `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
-          {
-            key: this.key,
-            retryable: false,
-          },
+          { key: this.key, retryable: false },
         )
       }
     }
@@ -220,40 +277,6 @@ export class Lock {
       key: this.key,
       retryable: true,
     })
-  }
-
-  /**
-   * Takes the lock, waiting up to `waitMs` while it is held, with capped exponential backoff
-   * and full jitter between tries. Rejects `LockTimeoutError` when the wait runs out.
-   */
-  acquire(options: WaitOptions & { skipIf?: undefined }): Promise<Lease>
-  /** With `skipIf`, resolves `null` as soon as it matches the current record. */
-  acquire(options: WaitOptions): Promise<Lease | null>
-  async acquire(options: WaitOptions): Promise<Lease | null> {
-    const { waitMs, signal, skipIf } = options
-    if (!Number.isFinite(waitMs) || waitMs < 0) {
-      throw new LockOptionsError(`waitMs must be a finite number >= 0, got ${waitMs}`, { key: this.key })
-    }
-    const clock = this.#context.clock
-    const startedAt = clock.now()
-    const backoff = { baseMs: 100, capMs: 2_000, ...options.backoff }
-    for (let attempt = 0; ; attempt++) {
-      const lease = await this.tryAcquire(options)
-      if (lease) return lease
-      if (skipIf && this.#lastSeen && skipIf(this.#lastSeen)) return null
-      const left = startedAt + waitMs - clock.now()
-      if (left <= 0) {
-        throw new LockTimeoutError(
-          `Lock "${this.key}" still held by ${this.#lastSeen?.owner ?? 'another owner'} after waiting ${waitMs} ms`,
-          {
-            key: this.key,
-            waitedMs: clock.now() - startedAt,
-            ...(this.#lastSeen && { holder: this.#lastSeen }),
-          },
-        )
-      }
-      await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), signal)
-    }
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */
@@ -276,112 +299,17 @@ export class Lock {
    * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
    * are refused. Resolves the record written, or `null` when there is no lock object.
    */
-  async forceRelease(): Promise<LockRecord | null> {
-    const context = this.#context
-    const snapshot = await context.read(context.clock.now() + READ_BUDGET_MS)
-    if (!snapshot) return null
-    const record: LockRecord = {
-      ...snapshot.record,
-      token: snapshot.record.token + 1,
-      expires_at: 0,
-      owner: `force-released by ${this.owner}`,
-    }
-    const result = await context.write(
-      serializeRecord(record),
-      snapshot.etag,
-      context.clock.now() + READ_BUDGET_MS,
-    )
-    if (result.status !== WriteStatus.Written) {
-      throw new LockError(`Lock "${this.key}" changed while being released (${result.status}); try again`, {
-        key: this.key,
-      })
-    }
-    context.remember(record, result.etag)
-    return record
+  forceRelease(): Promise<LockRecord | null> {
+    return forceRelease(this.#context, this.owner)
   }
 
   /**
    * Operator action: replaces whatever is at the key (a corrupted object included) with a
-   * released record carrying `token`. Refuses when a valid record is held or has a token at
-   * least as high, since lowering the token would let stale holders pass fences.
+   * released record carrying `token`. Refuses (`LockConflictError`) when a valid record is held
+   * or has a token at least as high, since lowering the token would let stale holders pass fences.
    */
-  async reset(options: { token: number }): Promise<LockRecord> {
-    const { token } = options
-    if (!Number.isSafeInteger(token) || token < 0) {
-      throw new LockOptionsError(`reset token must be a non-negative safe integer, got ${token}`, {
-        key: this.key,
-      })
-    }
-    if (token <= this.#context.highestToken) {
-      throw new LockOptionsError(
-        `reset token ${token} must be above ${this.#context.highestToken}, already handed out`,
-        { key: this.key },
-      )
-    }
-    const { store } = this.#context
-    const current = await store.read(this.key)
-    if (current.status === ReadStatus.Found) {
-      let record: LockRecord | undefined
-      try {
-        record = parseRecord(current.body, this.key, current.etag)
-      } catch {
-        // Corrupted: exactly what reset is for. Still never go below a token it may carry.
-        const found = tokenIn(current.body)
-        if (found !== undefined && token <= found) {
-          throw new LockOptionsError(`reset token ${token} must be above the token ${found} in the object`, {
-            key: this.key,
-          })
-        }
-      }
-      if (record && record.expires_at !== 0) {
-        throw new LockOptionsError(
-          `Lock "${this.key}" is not released (owner ${record.owner}); refusing to reset`,
-          {
-            key: this.key,
-          },
-        )
-      }
-      if (record && token <= record.token) {
-        throw new LockOptionsError(`reset token ${token} must be above the current token ${record.token}`, {
-          key: this.key,
-        })
-      }
-    }
-    const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${this.owner}` }
-    const body = serializeRecord(record)
-    const result =
-      current.status === ReadStatus.Found
-        ? await store.replace(this.key, body, current.etag)
-        : await store.create(this.key, body)
-    if (result.status !== WriteStatus.Written) {
-      throw new LockError(
-        `Lock "${this.key}" changed while being reset (${result.status}); nothing was written`,
-        {
-          key: this.key,
-        },
-      )
-    }
-    this.#context.remember(record, result.etag)
-    return record
-  }
-
-  #validateTtl(ttlMs: number): void {
-    if (!Number.isFinite(ttlMs) || ttlMs <= this.clockSkewMarginMs || ttlMs > MAX_TTL_MS) {
-      throw new LockOptionsError(
-        `ttlMs must be a finite number above clockSkewMarginMs (${this.clockSkewMarginMs}) and at most ${MAX_TTL_MS}, got ${ttlMs}`,
-        { key: this.key },
-      )
-    }
-  }
-}
-
-/** A numeric `token` in a body that is JSON but not a valid record, if there is one. */
-function tokenIn(body: string): number | undefined {
-  try {
-    const token = (JSON.parse(body) as { token?: unknown } | null)?.token
-    return typeof token === 'number' && Number.isFinite(token) ? token : undefined
-  } catch {
-    return undefined
+  reset(options: { token: number }): Promise<LockRecord> {
+    return reset(this.#context, this.owner, options.token)
   }
 }
 
@@ -392,20 +320,15 @@ function validateLockOptions(options: LockOptions): void {
   if (typeof options.key !== 'string' || options.key.length === 0) fail('key must be a non-empty string')
   if (Buffer.byteLength(options.key, 'utf8') > 1024) fail('key must be at most 1024 bytes')
   if (!options.store) fail('store is required')
-  const { ttlMs, clockSkewMarginMs, owner, retry } = options
-  if (ttlMs !== undefined && (!Number.isFinite(ttlMs) || ttlMs <= 0 || ttlMs > MAX_TTL_MS)) {
-    fail(`ttlMs must be a finite number in (0, ${MAX_TTL_MS}], got ${ttlMs}`)
-  }
-  if (
-    clockSkewMarginMs !== undefined &&
-    (!Number.isFinite(clockSkewMarginMs) || clockSkewMarginMs < 0 || clockSkewMarginMs > MAX_MARGIN_MS)
-  ) {
-    fail(`clockSkewMarginMs must be a finite number in [0, ${MAX_MARGIN_MS}], got ${clockSkewMarginMs}`)
-  }
-  if (owner !== undefined && (typeof owner !== 'string' || owner.length === 0 || owner.length > 1024)) {
-    fail('owner must be a non-empty string of at most 1024 characters')
-  }
+  const { owner, retry } = options
+  if (owner !== undefined) validateOwner(owner, options.key)
   if (retry?.attempts !== undefined && (!Number.isSafeInteger(retry.attempts) || retry.attempts < 1)) {
     fail(`retry.attempts must be an integer >= 1, got ${retry.attempts}`)
+  }
+}
+
+function validateOwner(owner: unknown, key: string): void {
+  if (typeof owner !== 'string' || owner.length === 0 || owner.length > 1024) {
+    throw new LockOptionsError('owner must be a non-empty string of at most 1024 characters', { key })
   }
 }

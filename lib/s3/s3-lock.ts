@@ -1,4 +1,4 @@
-import { S3Client } from '@aws-sdk/client-s3'
+import type { S3Client } from '@aws-sdk/client-s3'
 import { Lock, type LockOptions } from '../core/lock.js'
 import type { EtagQuoting } from './etag.js'
 import { S3LockStore } from './store.js'
@@ -14,17 +14,6 @@ export interface S3LockOptions extends Omit<LockOptions, 'store'> {
   readonly etagQuoting?: EtagQuoting
 }
 
-let sharedClient: S3Client | undefined
-
-/**
- * The shared client used when none is given. It makes one attempt per call: the lock retries
- * by itself, and knows that a retried conditional write may have landed the first time.
- */
-export function defaultS3Client(): S3Client {
-  sharedClient ??= new S3Client({ maxAttempts: 1 })
-  return sharedClient
-}
-
 /**
  * A lock whose records live in an S3 bucket, one object per key.
  *
@@ -38,7 +27,7 @@ export class S3Lock extends Lock {
 
   constructor(options: S3LockOptions) {
     const store = new S3LockStore({
-      s3: options.s3 ?? defaultS3Client(),
+      ...(options.s3 && { s3: options.s3 }),
       bucket: options.bucket,
       ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
       ...(options.etagQuoting !== undefined && { etagQuoting: options.etagQuoting }),

@@ -4,7 +4,8 @@ import { promisify } from 'node:util'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runCli } from '../../lib/cli/main.js'
-import { LockLostError, S3Lock } from '../../lib/index.js'
+import { LockLostError } from '../../lib/index.js'
+import { S3Lock } from '../../lib/s3/index.js'
 import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client

@@ -7,9 +7,9 @@ import {
   LockLostError,
   type LockStore,
   LockStoreError,
-  MemoryLockStore,
   WriteStatus,
 } from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/contended'

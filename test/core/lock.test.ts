@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   Lock,
+  LockConflictError,
   LockCorruptedError,
   LockLostError,
   LockOptionsError,
@@ -8,8 +9,8 @@ import {
   LockStoreError,
   LockTimeoutError,
   LostReason,
-  MemoryLockStore,
 } from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
 import { SimTime } from '../support/sim-clock.js'
 
 function setup(options: { ttlMs?: number; margin?: number } = {}) {
@@ -38,12 +39,12 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(record().expires_at).toBeGreaterThan(0)
   })
 
-  it('answers null while another owner holds the lock, and tells who', async () => {
+  it('answers null while another owner holds the lock, and attempt() tells who holds it', async () => {
     const { contender } = setup()
     await contender('a').tryAcquire()
     const b = contender('b')
     expect(await b.tryAcquire()).toBeNull()
-    expect(b.lastSeen?.owner).toBe('a')
+    expect(await b.attempt()).toMatchObject({ status: 'held', holder: { owner: 'a', token: 1 } })
   })
 
   it('release zeroes expires_at, keeps the token, and the next acquisition gets token + 1', async () => {
@@ -145,19 +146,31 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender } = setup()
     const lock = contender('worker')
     const first = await lock.tryAcquire()
-    expect(await lock.tryAcquire()).toBeNull()
-    expect(lock.lastSeen?.token).toBe(first?.token)
+    expect(await lock.attempt()).toMatchObject({ status: 'held', holder: { token: first?.token } })
     await first?.release()
     expect((await lock.tryAcquire())?.token).toBe(2)
   })
 
-  it('refuses to write a record too large to read back, writing nothing', async () => {
+  it('refuses an owner that can never fit, before any request', async () => {
     const { contender, store } = setup()
     const error = await contender('a')
       .tryAcquire({ owner: 'x'.repeat(70_000) })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockOptionsError)
-    expect(store.peek('jobs/nightly')).toBeUndefined()
+    expect(store.requests.read).toBe(0)
+  })
+
+  it('refuses, with a conflict, to write a record that would grow too large to read back', async () => {
+    const { contender, store } = setup()
+    const near = { v: 1, token: 3, expires_at: 0, owner: 'old', notes: 'n'.repeat(65_470) }
+    store.putRaw('jobs/nightly', JSON.stringify(near))
+    const before = store.peek('jobs/nightly')
+    const error = await contender('a-rather-long-owner-name')
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockConflictError)
+    expect(error).toMatchObject({ reason: 'record-too-large' })
+    expect(store.peek('jobs/nightly')).toBe(before)
   })
 
   it('renews with the same token and a later expiry', async () => {
@@ -172,14 +185,17 @@ describe('Lock (protocol core, in-memory store)', () => {
   })
 
   it('refuses a renew after a takeover, fires the signal, and leaves the new holder untouched', async () => {
-    const { time, contender, record } = setup()
+    const { contender, record } = setup()
     const lease = await contender('a').tryAcquire()
-    time.advance(20_000)
-    const thief = await contender('b').tryAcquire()
+    const thief = await contender('operator').forceRelease()
     const taken = JSON.stringify(record())
     const error = await lease?.renew().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockLostError)
-    expect(error).toMatchObject({ reason: LostReason.TakenOver, token: 1, current: { token: 2, owner: 'b' } })
+    expect(error).toMatchObject({
+      reason: LostReason.TakenOver,
+      token: 1,
+      current: { token: 2, owner: 'force-released by operator' },
+    })
     expect(lease?.signal.aborted).toBe(true)
     expect(lease?.signal.reason).toBe(error)
     expect(JSON.stringify(record())).toBe(taken)
@@ -189,11 +205,22 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('refuses a stale release and writes nothing', async () => {
     const { time, contender, store } = setup()
     const lease = await contender('a').tryAcquire()
-    time.advance(20_000)
+    time.advance(20_000) // its own end passed first: it knows it expired
     await contender('b').tryAcquire()
     const taken = store.peek('jobs/nightly')
-    await expect(lease?.release()).rejects.toMatchObject({ name: 'LockLostError', reason: 'taken-over' })
+    await expect(lease?.release()).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
     expect(store.peek('jobs/nightly')).toBe(taken)
+  })
+
+  it('frees the record of a lease that ran out unrenewed when nobody wrote since, still reporting it lost', async () => {
+    const { time, contender, record } = setup()
+    const lease = await contender('a').tryAcquire()
+    time.advance(9_500) // past its own end (10 s - 1 s margin), before anyone could take over
+    expect(lease?.signal.reason).toMatchObject({ reason: 'expired' })
+    await expect(lease?.release({ lastRun: 'tick' })).rejects.toMatchObject({ reason: 'expired' })
+    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record().last_run).toBeUndefined() // the run is not known to have completed
+    expect((await contender('b').tryAcquire())?.token).toBe(2)
   })
 
   it('treats a second release as a no-op and a renew after release as an error', async () => {
@@ -241,15 +268,16 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(store.peek('jobs/nightly')).toBe(before)
   })
 
-  it('writes nothing, and answers null, when skipIf matches the current record', async () => {
+  it('writes nothing, and answers skipped with the record, when skipIf matches it', async () => {
     const { contender, store } = setup()
     const a = contender('a')
     await (await a.tryAcquire())?.release({ lastRun: 'tick-1' })
     const b = contender('b')
     const writes = store.requests.create + store.requests.replace
     expect(await b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
-    expect(b.lastSeen?.last_run).toBe('tick-1')
-    expect(await b.acquire({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
+    expect(
+      await b.attempt({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' }),
+    ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: 1 } })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
 
@@ -265,18 +293,13 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   describe('acquire with a wait', () => {
     it('gets the lock once the holder releases it', async () => {
-      const { contender } = setup()
+      const { contender, store, time } = setup({ ttlMs: 600_000 })
       const holder = await contender('a').tryAcquire()
-      const waiter = contender('b')
-      let tries = 0
-      const original = waiter.tryAcquire.bind(waiter)
-      waiter.tryAcquire = async (options) => {
-        if (++tries === 3) await holder?.release()
-        return original(options)
-      }
-      const lease = await waiter.acquire({ waitMs: 30_000 })
+      time.localClock().schedule(3_000, () => void holder?.release())
+      const reads = store.requests.read
+      const lease = await contender('b').acquire({ waitMs: 30_000 })
       expect(lease.token).toBe(2)
-      expect(tries).toBe(3)
+      expect(store.requests.read - reads).toBeGreaterThan(1) // it tried while held, then got it
     })
 
     it('rejects LockTimeoutError naming the holder when the wait runs out', async () => {

@@ -1,42 +1,40 @@
 import middy from '@middy/core'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { LockOptionsError } from '../../lib/index.js'
-import {
-  isTickDone,
-  type SingletonContext,
-  type SingletonState,
-  singleton,
-  tickIdOf,
-} from '../../lib/middy/index.js'
+import { LockOptionsError, silentLogger } from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
+import { type SingletonContext, type SingletonState, singleton } from '../../lib/middy/index.js'
+import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
+import { ManualClock } from '../support/sim-clock.js'
+import { simContext } from '../support/sim-lambda.js'
+
+// Middy types the result as the body's; behind singleton() it may also be a SkipResult.
+const middleware: Adapter = (body, options) =>
+  middy<unknown, unknown, Error, SingletonContext>().use(singleton(options)).handler(body) as never
+
+describeSingletonBehaviour('singleton() (Middy)', middleware)
 
 describe('singleton() options', () => {
-  it('needs a bucket, from options or the environment the construct sets', () => {
-    const saved = process.env.LAMBDA_SINGLETON_BUCKET
-    delete process.env.LAMBDA_SINGLETON_BUCKET
-    try {
-      expect(() => singleton()).toThrow(/LAMBDA_SINGLETON_BUCKET/)
-      process.env.LAMBDA_SINGLETON_BUCKET = 'from-env'
-      expect(() => singleton()).not.toThrow()
-    } finally {
-      if (saved === undefined) delete process.env.LAMBDA_SINGLETON_BUCKET
-      else process.env.LAMBDA_SINGLETON_BUCKET = saved
-    }
-  })
-
   it.each([
     ['an empty key', { key: '' }],
     ['an unknown onHeld', { onHeld: 'queue' as 'skip' }],
     ['a negative wait', { waitMs: -1 }],
     ['a ttl not above the margin', { ttlMs: 1_000, clockSkewMarginMs: 1_000 }],
+    ['a ttl over the longest lease (7 days)', { ttlMs: 8 * 24 * 3_600_000 }],
+    ['a margin over 10 minutes', { clockSkewMarginMs: 11 * 60_000 }],
     ['a heartbeat slower than the lease', { ttlMs: 3_000, heartbeatMs: 5_000 }],
     ['a heartbeat without a ttl', { heartbeatMs: 1_000 }],
+    ['a store that is not one', { store: {} as MemoryLockStore }],
   ])('refuses %s when called, before any invocation', (_, options) => {
-    expect(() => singleton({ bucket: 'b', ...options })).toThrow(LockOptionsError)
+    expect(() => singleton(options)).toThrow(LockOptionsError)
+  })
+
+  it('is made without a store or an environment (importing a handler in a test works)', () => {
+    expect(() => singleton()).not.toThrow()
   })
 
   it('types context.singleton for the handler, without casts', () => {
     const handler = middy()
-      .use(singleton({ bucket: 'b' }))
+      .use(singleton({ store: new MemoryLockStore() }))
       .handler(async (_event, context) => {
         expectTypeOf(context.singleton).toEqualTypeOf<SingletonState>()
         expectTypeOf(context.singleton.token).toBeNumber()
@@ -48,37 +46,25 @@ describe('singleton() options', () => {
   })
 })
 
-describe('tickIdOf', () => {
-  it("reads the construct's Scheduler payload", () => {
-    expect(
-      tickIdOf({
-        source: 'lambda-singleton.scheduler',
-        schedule: 's',
-        scheduledTime: '2026-11-21T03:00:00Z',
-      }),
-    ).toBe('2026-11-21T03:00:00Z')
-  })
-  it("reads an EventBridge rule's Scheduled Event", () => {
-    expect(
-      tickIdOf({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: '2026-11-21T03:00:00Z' }),
-    ).toBe('2026-11-21T03:00:00Z')
-  })
-  it('finds none in other events', () => {
-    expect(tickIdOf({ time: 'x' })).toBeUndefined()
-    expect(tickIdOf('text')).toBeUndefined()
-    expect(tickIdOf(null)).toBeUndefined()
-  })
-})
-
-describe('isTickDone', () => {
-  it('counts the same tick and, for times, an earlier tick as done', () => {
-    expect(isTickDone('2026-11-21T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(true)
-    expect(isTickDone('2026-11-20T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(true)
-    expect(isTickDone('2026-11-22T03:00:00Z', '2026-11-21T03:00:00Z')).toBe(false)
-  })
-  it('compares other tick ids for equality only', () => {
-    expect(isTickDone('batch-7', 'batch-7')).toBe(true)
-    expect(isTickDone('batch-6', 'batch-7')).toBe(false)
-    expect(isTickDone('batch-7', undefined)).toBe(false)
+describe('singleton() and Middy', () => {
+  it('releases at the next invocation a lease whose after was skipped by a later middleware', async () => {
+    const clock = new ManualClock()
+    const store = new MemoryLockStore({ clock })
+    const outcomes: string[] = []
+    let runs = 0
+    const handler = middy<unknown, unknown, Error, SingletonContext>()
+      .use(singleton({ store, clock, logger: silentLogger, onOutcome: (o) => outcomes.push(o.outcome) }))
+      // Used after singleton(), this ends some requests early: Middy then skips singleton's after.
+      .use({
+        before: (request) => ((request.event as { early?: boolean }).early ? 'ended early' : undefined),
+      })
+      .handler(async () => ++runs)
+    expect(await clock.run(handler({ early: true }, simContext(clock, { timeoutMs: 3_000 })))).toBe(
+      'ended early',
+    )
+    expect(JSON.parse(store.peek('locks/nightly-report') ?? '{}')).toMatchObject({ token: 1 })
+    await clock.advance(3_500) // that invocation's time is over (its lease's, 1 s later, not yet)
+    expect(await clock.run(handler({}, simContext(clock)))).toBe(1)
+    expect(outcomes).toEqual(['acquired', 'error', 'released', 'acquired', 'released'])
   })
 })

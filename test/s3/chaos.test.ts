@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { type Lease, LockCorruptedError, S3Lock } from '../../lib/index.js'
+import { type Lease, LockCorruptedError } from '../../lib/index.js'
+import { S3Lock } from '../../lib/s3/index.js'
 import { type Fault, FaultProxy } from '../support/fault-proxy.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 

@@ -1,6 +1,7 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
-import { LockStoreError, S3Lock, S3LockStore, WriteStatus } from '../../lib/index.js'
+import { LockStoreError, WriteStatus } from '../../lib/index.js'
+import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
 

@@ -1,13 +1,7 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  LockCorruptedError,
-  LockLostError,
-  LockTimeoutError,
-  LostReason,
-  S3Lock,
-  type S3LockOptions,
-} from '../../lib/index.js'
+import { LockCorruptedError, LockLostError, LockTimeoutError, LostReason } from '../../lib/index.js'
+import { S3Lock, type S3LockOptions } from '../../lib/s3/index.js'
 import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client

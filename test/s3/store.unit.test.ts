@@ -1,7 +1,8 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { describe, expect, it } from 'vitest'
-import { S3LockStore, WriteStatus } from '../../lib/index.js'
+import { WriteStatus } from '../../lib/index.js'
 import { classifyS3Error, S3ErrorKind } from '../../lib/s3/errors.js'
+import { S3LockStore } from '../../lib/s3/index.js'
 
 /**
  * A stand-in for an S3 endpoint that, unlike Ceph 16, accepts only quoted etags in If-Match:

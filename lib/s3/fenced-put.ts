@@ -5,8 +5,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
-import { classifyS3Error, S3ErrorKind } from '../s3/errors.js'
-import { ifMatch, learnFromIfMatch, quotingFor, unquote } from '../s3/etag.js'
+import { DEFAULT_REQUEST_TIMEOUT_MS, type SendOptions, sendS3 } from './client.js'
+import { S3ErrorKind } from './errors.js'
+import { ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 
 /** The user-metadata key (`x-amz-meta-fencing-token`) that carries the writer's token. */
 export const FENCING_TOKEN_METADATA = 'fencing-token'
@@ -24,6 +25,10 @@ export interface FencedPutOptions {
   readonly metadata?: Record<string, string>
   /** Rounds of head + conditional put when other writers keep getting in between. @default 5 */
   readonly maxRounds?: number
+  /** Timeout of each S3 request, in ms. @default 5000 */
+  readonly requestTimeoutMs?: number
+  /** Abandons the write (e.g. the lease's signal); rejects with the signal's reason. */
+  readonly signal?: AbortSignal
 }
 
 export interface FencedPutResult {
@@ -59,9 +64,16 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     throw new LockOptionsError(`fencedPut: token must be a non-negative safe integer, got ${token}`, { key })
   }
   const rounds = options.maxRounds ?? 5
+  const send: SendOptions = {
+    bucket,
+    key,
+    timeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    signal: options.signal,
+    caller: 'fencedPut:',
+  }
   let hiddenOnce = false
   for (let round = 0; round < rounds; round++) {
-    const current = await headObject(s3, bucket, key)
+    const current = await headObject(s3, send)
     const previousToken = current?.token
     if (previousToken !== undefined && previousToken > token) {
       throw new FencedWriteRejectedError(
@@ -71,52 +83,45 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     }
     const quoting = quotingFor(s3)
     const condition = current ? { IfMatch: ifMatch(current.etag, quoting) } : ({ IfNoneMatch: '*' } as const)
-    try {
-      const output = await s3.send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: key,
-          Body: options.body,
-          ...(options.contentType && { ContentType: options.contentType }),
-          Metadata: { ...options.metadata, [FENCING_TOKEN_METADATA]: String(token) },
-          ...condition,
-        }),
-      )
+    const put = new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: options.body,
+      ...(options.contentType && { ContentType: options.contentType }),
+      Metadata: { ...options.metadata, [FENCING_TOKEN_METADATA]: String(token) },
+      ...condition,
+    })
+    const call = await sendS3(s3, put, send)
+    if (call.kind === 'ok') {
       if (current) await learnFromIfMatch(s3, quoting, true, async () => false)
-      return { etag: unquote(output.ETag ?? ''), previousToken, output }
-    } catch (error) {
-      const kind = classifyS3Error(error)
-      if (kind === S3ErrorKind.PreconditionFailed && current) {
-        // Look again either way: the next round sends quoted etags if that was the cause.
-        const unchanged = async () => (await headObject(s3, bucket, key))?.etag === current.etag
-        await learnFromIfMatch(s3, quoting, false, unchanged)
-        continue
-      }
-      if (kind === S3ErrorKind.PreconditionFailed && !current) {
-        // The HEAD said "absent" (or 403, which hides absence) but the object exists: twice means
-        // it is there and we may not read it, so its token cannot be checked.
-        if (hiddenOnce) {
-          throw new LockStoreError(
-            `fencedPut: s3://${bucket}/${key} exists but its HEAD is denied (s3:GetObject)`,
-            {
-              key,
-              retryable: false,
-              cause: error,
-            },
-          )
-        }
-        hiddenOnce = true
-        continue
-      }
-      if (
-        kind === S3ErrorKind.PreconditionFailed ||
-        kind === S3ErrorKind.Conflict ||
-        kind === S3ErrorKind.NotFound
-      ) {
-        continue // someone wrote (or deleted) between our HEAD and PUT: look again
-      }
-      throw storeError(bucket, key, error, kind === S3ErrorKind.Transient)
+      return { etag: unquote(call.output.ETag ?? ''), previousToken, output: call.output }
     }
+    if (call.kind === S3ErrorKind.PreconditionFailed && current) {
+      // Look again either way: the next round sends quoted etags if that was the cause.
+      const unchanged = async () => (await headObject(s3, send))?.etag === current.etag
+      await learnFromIfMatch(s3, quoting, false, unchanged)
+      continue
+    }
+    if (call.kind === S3ErrorKind.PreconditionFailed) {
+      // The HEAD said "absent" (or 403, which hides absence) but the object exists: twice means
+      // it is there and we may not read it, so its token cannot be checked.
+      if (hiddenOnce) {
+        throw new LockStoreError(
+          `fencedPut: s3://${bucket}/${key} exists but its HEAD is denied (s3:GetObject)`,
+          { key, retryable: false, cause: call.error },
+        )
+      }
+      hiddenOnce = true
+      continue
+    }
+    if (call.kind === S3ErrorKind.Denied) {
+      throw new LockStoreError(`fencedPut: s3://${bucket}/${key}: access denied`, {
+        key,
+        retryable: false,
+        cause: call.error,
+      })
+    }
+    // 409 or 404: someone wrote (or deleted) between our HEAD and PUT: look again.
   }
   throw new LockStoreError(`fencedPut: s3://${bucket}/${key} kept changing under ${rounds} tries`, {
     key,
@@ -126,27 +131,12 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
 
 async function headObject(
   s3: S3Client,
-  bucket: string,
-  key: string,
+  send: SendOptions,
 ): Promise<{ etag: string; token: number | undefined } | undefined> {
-  try {
-    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))
-    const raw = head.Metadata?.[FENCING_TOKEN_METADATA]
-    const parsed = raw === undefined ? Number.NaN : Number(raw)
-    return { etag: unquote(head.ETag ?? ''), token: Number.isSafeInteger(parsed) ? parsed : undefined }
-  } catch (error) {
-    const kind = classifyS3Error(error)
-    // Without s3:ListBucket, S3 answers 403 for a missing key; the conditional create settles it.
-    if (kind === S3ErrorKind.NotFound || kind === S3ErrorKind.Denied) return undefined
-    throw storeError(bucket, key, error, kind === S3ErrorKind.Transient)
-  }
-}
-
-function storeError(bucket: string, key: string, error: unknown, retryable: boolean): LockStoreError {
-  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-  return new LockStoreError(`fencedPut: s3://${bucket}/${key} failed: ${what}`, {
-    key,
-    retryable,
-    cause: error,
-  })
+  const call = await sendS3(s3, new HeadObjectCommand({ Bucket: send.bucket, Key: send.key }), send)
+  // Without s3:ListBucket, S3 answers 403 for a missing key; the conditional create settles it.
+  if (call.kind !== 'ok') return undefined
+  const raw = call.output.Metadata?.[FENCING_TOKEN_METADATA]
+  const parsed = raw === undefined ? Number.NaN : Number(raw)
+  return { etag: unquote(call.output.ETag ?? ''), token: Number.isSafeInteger(parsed) ? parsed : undefined }
 }

@@ -1,6 +1,6 @@
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/index.js'
+import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
 import { freshBucket, getRaw, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client

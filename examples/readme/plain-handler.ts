@@ -1,0 +1,16 @@
+// A plain Lambda handler (no Middy) behind withSingleton(): the same lifecycle and options.
+import { type SingletonOptions, withSingleton } from 'lambda-singleton'
+
+export interface ReportEvent {
+  readonly day: string
+}
+
+// A factory, so a unit test can hand it an in-memory store; Lambda uses the default (S3).
+export const makeHandler = (options: SingletonOptions<ReportEvent> = {}) =>
+  withSingleton(async (event: ReportEvent, context) => {
+    const { token, signal } = context.singleton
+    signal.throwIfAborted() // the lease was lost: stop, someone else runs now
+    return { day: event.day, token }
+  }, options)
+
+export const handler = makeHandler()

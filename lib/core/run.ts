@@ -1,0 +1,56 @@
+import { keepAlive } from './heartbeat.js'
+import type { Lease } from './lease.js'
+import { AcquireStatus, type Acquisition, type AttemptOptions, type Lock } from './lock.js'
+import { defaultHeartbeatMs, validateTiming } from './timing.js'
+
+/** The work done under the lock: `lease.token` for fenced writes, `lease.signal` to stop in time. */
+export type ExclusiveRoutine<T> = (lease: Lease) => Promise<T>
+
+export interface RunOptions extends AttemptOptions {
+  /** Renewal period while the routine runs. @default a third of the lease's ttl */
+  readonly heartbeatMs?: number
+  /** A renewal failed on a transient error (the lease may still have time). @default ignore */
+  readonly onHeartbeatError?: (error: unknown) => void
+}
+
+/** What `lock.run` came to: the routine's value, or why it did not run. */
+export type RunResult<T> =
+  | { readonly status: 'ran'; readonly value: T; readonly token: number }
+  | Exclude<Acquisition, { readonly status: typeof AcquireStatus.Acquired }>
+
+/**
+ * Runs `routine` under a lease of `lock`, renewed every `heartbeatMs`. When the lease is lost
+ * (taken over, deleted, or not renewed in time) the routine's `lease.signal` aborts at once;
+ * the run then rejects with that `LockLostError` even if the routine finished, because its work
+ * may have overlapped a newer holder's. The lease is released however the routine ends.
+ */
+export async function runExclusive<T>(
+  lock: Lock,
+  routine: ExclusiveRoutine<T>,
+  options: RunOptions = {},
+): Promise<RunResult<T>> {
+  const ttlMs = options.ttlMs ?? lock.ttlMs
+  const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs(ttlMs)
+  validateTiming({ ttlMs, heartbeatMs, clockSkewMarginMs: lock.clockSkewMarginMs }, 'run', lock.key)
+  const acquisition = await lock.attempt(options)
+  if (acquisition.status !== AcquireStatus.Acquired) return acquisition
+  const { lease } = acquisition
+  const stop = keepAlive(lease, {
+    everyMs: heartbeatMs,
+    ttlMs,
+    clock: lock.clock,
+    ...(options.onHeartbeatError && { onError: options.onHeartbeatError }),
+  })
+  let value: T
+  try {
+    value = await routine(lease)
+  } catch (error) {
+    stop()
+    await lease.release().catch(() => undefined) // the routine's failure is the news
+    throw error
+  }
+  stop()
+  if (lease.lostError) throw lease.lostError
+  await lease.release() // rejects LockLostError when it was lost meanwhile
+  return { status: 'ran', value, token: lease.token }
+}

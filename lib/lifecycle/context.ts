@@ -1,0 +1,77 @@
+import type { Lease } from '../core/lease.js'
+import type { JsonValue } from '../core/record.js'
+
+/**
+ * What the lifecycle reads from an invocation's context. A Lambda `Context` fits; so does a
+ * plain object in a container task or a test (`{}` is valid: owner and lease length then take
+ * their defaults).
+ */
+export interface InvocationContext {
+  /** Names the default lock key and the owner. */
+  readonly functionName?: string
+  /** One invocation's id, kept by Lambda's retries of it: the owner, so a crashed try is taken over at once. */
+  readonly awsRequestId?: string
+  /** The invocation's remaining time: the default lease covers it. */
+  getRemainingTimeInMillis?(): number
+}
+
+/**
+ * The Lambda context, as `aws-lambda`'s `Context` declares it. Declared here so that the
+ * package's types resolve without `@types/aws-lambda`.
+ */
+export interface LambdaContext {
+  callbackWaitsForEmptyEventLoop: boolean
+  functionName: string
+  functionVersion: string
+  invokedFunctionArn: string
+  memoryLimitInMB: string
+  awsRequestId: string
+  logGroupName: string
+  logStreamName: string
+  identity?: { cognitoIdentityId: string; cognitoIdentityPoolId: string } | undefined
+  clientContext?:
+    | {
+        client: {
+          installationId: string
+          appTitle: string
+          appVersionName: string
+          appVersionCode: string
+          appPackageName: string
+        }
+        // biome-ignore lint/suspicious/noExplicitAny: as aws-lambda declares it
+        custom?: any
+        env: { platformVersion: string; platform: string; make: string; model: string; locale: string }
+      }
+    | undefined
+  tenantId?: string | undefined
+  getRemainingTimeInMillis(): number
+  // biome-ignore lint/suspicious/noExplicitAny: declared as aws-lambda declares them (deprecated callbacks)
+  done(error?: Error, result?: any): void
+  fail(error: Error | string): void
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  succeed(messageOrObject: any): void
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  succeed(message: string, object: any): void
+}
+
+/** What the handler finds on `context.singleton`. */
+export interface SingletonState {
+  /** The lock's key in the store. */
+  readonly key: string
+  /** The fencing token: pass it with every write, so a target can refuse a stale run. */
+  readonly token: number
+  /** When the lease ends, by this process's clock (already shortened by the skew margin). */
+  readonly expiresAt: Date
+  /** Aborted when the lease is lost, or when the run ends (the invocation returned or timed out). */
+  readonly signal: AbortSignal
+  readonly lease: Lease
+  /** The last checkpoint written by this or an earlier run, e.g. where a crashed run stopped. */
+  readonly state: JsonValue | undefined
+  /** Stores a small JSON state in the lock record for the next run (same token, conditional). */
+  checkpoint(state: JsonValue): Promise<void>
+  /** The tick this invocation stands for, when the event tells. */
+  readonly tick: string | undefined
+}
+
+/** The context as the handler sees it behind `singleton()` or `withSingleton()`. */
+export type SingletonContext<TContext = LambdaContext> = TContext & { singleton: SingletonState }

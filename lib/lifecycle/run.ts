@@ -1,0 +1,137 @@
+import type { Clock } from '../core/clock.js'
+import { LockLostError } from '../core/errors.js'
+import { keepAlive } from '../core/heartbeat.js'
+import type { Lease } from '../core/lease.js'
+import type { SingletonState } from './context.js'
+import type { RunTiming } from './lease-timing.js'
+import { Outcome } from './outcome.js'
+import { asError, type Report } from './reporter.js'
+
+export interface RunSettings {
+  readonly key: string
+  readonly tick: string | undefined
+  readonly timing: RunTiming
+  readonly clock: Clock
+  readonly report: Report
+  readonly throwOnLost: boolean
+}
+
+/**
+ * One invocation's run while it holds the lease: heartbeats (when the lease does not cover the
+ * invocation), the handler's signal, lost-lease reporting, and the release. The lease says when
+ * it is over; this only listens and reports, once.
+ */
+export class SingletonRun {
+  readonly state: SingletonState
+  readonly #lease: Lease
+  readonly #settings: RunSettings
+  readonly #controller = new AbortController()
+  readonly #stopHeartbeat: () => void
+  readonly #onLost = (): void => this.#reportLost()
+  #lostReported = false
+  #ended: Promise<void> | undefined
+
+  constructor(lease: Lease, settings: RunSettings) {
+    this.#lease = lease
+    this.#settings = settings
+    const { key, tick, timing, clock, report } = settings
+    lease.signal.addEventListener('abort', this.#onLost, { once: true })
+    this.#stopHeartbeat =
+      timing.heartbeatMs === undefined
+        ? () => {}
+        : keepAlive(lease, {
+            everyMs: timing.heartbeatMs,
+            ttlMs: timing.ttlMs,
+            clock,
+            ...(timing.invocationEnd !== undefined && { until: timing.invocationEnd }),
+            onError: (error) =>
+              report('warn', 'heartbeat failed; retrying', {
+                outcome: Outcome.Error,
+                key,
+                token: lease.token,
+                error: asError(error),
+              }),
+          })
+    this.state = {
+      key,
+      token: lease.token,
+      get expiresAt() {
+        return lease.expiresAt
+      },
+      signal: this.#controller.signal,
+      lease,
+      state: lease.record.state,
+      checkpoint: (state) => lease.checkpoint(state),
+      tick,
+    }
+  }
+
+  /** Whether the invocation's time is over by the clock: a run still open then was abandoned. */
+  get overdue(): boolean {
+    const end = this.#settings.timing.invocationEnd
+    return end !== undefined && end <= this.#settings.clock.now()
+  }
+
+  /**
+   * Ends the run: stops the heartbeat and the handler's signal, then releases, recording the tick
+   * as done when the handler succeeded. Rejects only for a lost lease with `throwOnLost`. Ending
+   * twice ends once.
+   */
+  end(succeeded: boolean): Promise<void> {
+    this.#ended ??= this.#end(succeeded)
+    return this.#ended
+  }
+
+  async #end(succeeded: boolean): Promise<void> {
+    const lease = this.#lease
+    const { key, tick, report, throwOnLost } = this.#settings
+    this.#stopHeartbeat()
+    // Stop the handler first: if it is still running (an early timeout), it must not go on
+    // working while the next holder starts.
+    this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
+    try {
+      if (!lease.isReleased) {
+        await lease.release(succeeded && tick !== undefined ? { lastRun: tick } : {})
+        report('info', 'lock released', {
+          outcome: Outcome.Released,
+          key,
+          token: lease.token,
+          ...(tick && { tick }),
+        })
+      }
+    } catch (error) {
+      // A lost lease was reported by the lease's own signal; any other failure leaves it to expire.
+      if (!(error instanceof LockLostError)) {
+        report('error', 'lock could not be released; it will expire', {
+          outcome: Outcome.Error,
+          key,
+          token: lease.token,
+          error: asError(error),
+        })
+      }
+    } finally {
+      // From here on the run is over: a watchdog firing later is no news for this invocation.
+      lease.signal.removeEventListener('abort', this.#onLost)
+    }
+    if (lease.lostError && succeeded && throwOnLost) throw lease.lostError
+  }
+
+  #reportLost(): void {
+    if (this.#lostReported) return
+    this.#lostReported = true
+    const error = this.#lease.lostError
+    this.#controller.abort(error)
+    this.#settings.report(
+      'error',
+      'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
+      {
+        outcome: Outcome.Lost,
+        key: this.#settings.key,
+        token: this.#lease.token,
+        ...(error?.current && { owner: error.current.owner }),
+        ...(this.#settings.tick && { tick: this.#settings.tick }),
+        ...(error && { error }),
+      },
+    )
+  }
+}

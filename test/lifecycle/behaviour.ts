@@ -1,0 +1,406 @@
+import { describe, expect, it } from 'vitest'
+import {
+  isSkipResult,
+  type LambdaContext,
+  LockHeldError,
+  LockLostError,
+  LockOptionsError,
+  type LockStore,
+  LockStoreError,
+  type OutcomeEvent,
+  type SingletonContext,
+  type SingletonOptions,
+  type SkipResult,
+  silentLogger,
+} from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
+import { ManualClock } from '../support/sim-clock.js'
+import { simContext } from '../support/sim-lambda.js'
+
+/** How an adapter turns a handler body and options into a Lambda handler. */
+export type Adapter = <TResult>(
+  body: (event: unknown, context: SingletonContext) => Promise<TResult>,
+  options: SingletonOptions,
+) => (event: unknown, context: LambdaContext) => Promise<TResult | SkipResult>
+
+const KEY = 'locks/nightly-report'
+const tick = (scheduledTime: string) => ({
+  source: 'lambda-singleton.scheduler',
+  schedule: 'nightly',
+  scheduledTime,
+})
+
+/** A world: a simulated clock, an in-memory store, and handlers behind the adapter. */
+function world(adapter: Adapter) {
+  const clock = new ManualClock()
+  const memory = new MemoryLockStore({ clock })
+  const outcomes: OutcomeEvent[] = []
+  const record = (key = KEY) => JSON.parse(memory.peek(key) ?? 'null')
+  const wrap = <TResult>(
+    body: (event: unknown, context: SingletonContext) => Promise<TResult>,
+    options: SingletonOptions = {},
+  ) =>
+    adapter(body, {
+      store: memory,
+      clock,
+      logger: silentLogger,
+      onOutcome: (event) => outcomes.push(event),
+      ...options,
+    })
+  const context = (options: Parameters<typeof simContext>[1] = {}) => simContext(clock, options)
+  return { clock, memory, outcomes, record, wrap, context, kinds: () => outcomes.map((o) => o.outcome) }
+}
+
+/** The one behaviour suite every adapter passes, on the in-memory store and simulated time. */
+export function describeSingletonBehaviour(name: string, adapter: Adapter): void {
+  describe(`${name}: the run lifecycle`, () => {
+    it('runs exactly one of 10 concurrent invocations; the others skip, naming the lock', async () => {
+      const { clock, wrap, context, record } = world(adapter)
+      let running = 0
+      let most = 0
+      const handler = wrap(async (_event, ctx) => {
+        most = Math.max(most, ++running)
+        await clock.sleep(5_000)
+        running--
+        return { token: ctx.singleton.token }
+      })
+      const results = await clock.run(Promise.all(Array.from({ length: 10 }, () => handler({}, context()))))
+      const skipped = results.filter(isSkipResult)
+      expect(results.filter((r) => !isSkipResult(r))).toEqual([{ token: 1 }])
+      expect(skipped).toHaveLength(9)
+      expect(skipped.every((s) => s.reason === 'held' && s.key === KEY)).toBe(true)
+      expect(most).toBe(1)
+      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    })
+
+    it('names the holder and its token when the lock was read held', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const slow = wrap(async () => clock.sleep(10_000))
+      const first = slow({}, context({ requestId: 'req-1' }))
+      await clock.advance(1) // it holds the lock before the second arrives
+      const second = await clock.run(slow({}, context()))
+      expect(second).toMatchObject({
+        skipped: true,
+        reason: 'held',
+        holder: 'nightly-report/req-1',
+        token: 1,
+      })
+      expect(Date.parse((second as SkipResult).until ?? '')).toBeGreaterThan(clock.now())
+      await clock.run(first)
+    })
+
+    it('costs a loser of a race one read and one write, and no read to name the winner', async () => {
+      const { clock, wrap, context, memory } = world(adapter)
+      const handler = wrap(async () => clock.sleep(1_000))
+      const before = { ...memory.requests }
+      await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
+      // Winner: read + create + release; loser: read + create.
+      expect(memory.requests.read - before.read).toBe(2)
+      expect(memory.requests.create - before.create).toBe(2)
+      expect(memory.requests.replace - before.replace).toBe(1)
+    })
+
+    it('releases after success and after a throw, keeping the token, so each run gets token + 1', async () => {
+      const { clock, wrap, context, record, kinds } = world(adapter)
+      const tokens: number[] = []
+      const handler = wrap(async (event, ctx) => {
+        tokens.push(ctx.singleton.token)
+        if ((event as { fail?: boolean }).fail) throw new Error('job failed')
+        return 'ok'
+      })
+      await clock.run(handler({}, context()))
+      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+      await expect(clock.run(handler({ fail: true }, context()))).rejects.toThrow('job failed')
+      expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+      await clock.run(handler({}, context()))
+      expect(tokens).toEqual([1, 2, 3])
+      expect(kinds()).toEqual(['acquired', 'released', 'acquired', 'released', 'acquired', 'released'])
+    })
+
+    it("throws LockHeldError, naming the holder, with onHeld: 'throw'", async () => {
+      const { clock, wrap, context } = world(adapter)
+      const handler = wrap(async () => clock.sleep(5_000), { onHeld: 'throw' })
+      const first = handler({}, context({ requestId: 'first' }))
+      await clock.advance(1)
+      const error = await clock.run(handler({}, context())).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockHeldError)
+      expect((error as LockHeldError).holder?.owner).toBe('nightly-report/first')
+      await clock.run(first)
+    })
+
+    it('waits up to waitMs for the holder, then runs', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const order: string[] = []
+      const handler = wrap(
+        async (event) => {
+          const n = (event as { n: number }).n
+          order.push(`start ${n}`)
+          await clock.sleep(3_000)
+          order.push(`end ${n}`)
+          return n
+        },
+        { waitMs: 10_000 },
+      )
+      const results = await clock.run(
+        Promise.all([handler({ n: 1 }, context()), handler({ n: 2 }, context())]),
+      )
+      expect(results).toEqual([1, 2])
+      expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2'])
+    })
+
+    it('skips after waitMs when the holder is still running', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const handler = wrap(async () => clock.sleep(30_000), { waitMs: 5_000 })
+      const first = handler({}, context())
+      const startedAt = clock.now()
+      const second = await clock.run(handler({}, context()))
+      expect(second).toMatchObject({ skipped: true, reason: 'held' })
+      expect(clock.now() - startedAt).toBeGreaterThanOrEqual(5_000)
+      expect(clock.now() - startedAt).toBeLessThan(30_000)
+      await clock.run(first)
+    })
+
+    it('skips a second delivery of a completed tick, writing nothing, and runs the next tick', async () => {
+      const { clock, wrap, context, memory, kinds } = world(adapter)
+      let runs = 0
+      const handler = wrap(async () => ++runs)
+      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toBe(1)
+      const before = memory.peek(KEY)
+      const writes = memory.requests.create + memory.requests.replace
+      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toMatchObject({
+        skipped: true,
+        reason: 'duplicate',
+        tick: '2026-11-21T03:00:00Z',
+        token: 1,
+      })
+      expect(memory.peek(KEY)).toBe(before)
+      expect(memory.requests.create + memory.requests.replace).toBe(writes)
+      expect(await clock.run(handler(tick('2026-11-22T03:00:00Z'), context()))).toBe(2)
+      // A late delivery of an older tick, after a newer one ran, is a duplicate too.
+      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toMatchObject({
+        reason: 'duplicate',
+      })
+      expect(runs).toBe(2)
+      expect(kinds().filter((k) => k === 'duplicate')).toHaveLength(2)
+    })
+
+    it('does not mark a tick done when the handler failed, so its retry runs', async () => {
+      const { clock, wrap, context, record } = world(adapter)
+      let calls = 0
+      const handler = wrap(async () => {
+        if (++calls === 1) throw new Error('flaky')
+        return calls
+      })
+      await expect(clock.run(handler(tick('2026-11-21T04:00:00Z'), context()))).rejects.toThrow('flaky')
+      expect(record().last_run).toBeUndefined()
+      expect(await clock.run(handler(tick('2026-11-21T04:00:00Z'), context()))).toBe(2)
+      expect(record().last_run).toBe('2026-11-21T04:00:00Z')
+    })
+
+    it('recognises a tick completed while it waited, and skips it as a duplicate', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const handler = wrap(async () => clock.sleep(2_000), { waitMs: 10_000 })
+      const [first, second] = await clock.run(
+        Promise.all([
+          handler(tick('2026-11-21T05:00:00Z'), context()),
+          handler(tick('2026-11-21T05:00:00Z'), context()),
+        ]),
+      )
+      expect(first).toBeUndefined()
+      expect(second).toMatchObject({ skipped: true, reason: 'duplicate' })
+    })
+
+    it('hands a checkpoint to the next holder, and refuses one too large', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const states: unknown[] = []
+      const handler = wrap(async (event, ctx) => {
+        states.push(ctx.singleton.state)
+        await ctx.singleton.checkpoint({ cursor: 41 })
+        if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
+        await ctx.singleton.checkpoint({ cursor: 42 })
+      })
+      await expect(clock.run(handler({ crash: true }, context()))).rejects.toThrow('crashed')
+      await clock.run(handler({}, context()))
+      expect(states).toEqual([undefined, { cursor: 41 }])
+      const huge = wrap(async (_event, ctx) => ctx.singleton.checkpoint('x'.repeat(100_000)))
+      await expect(clock.run(huge({}, context()))).rejects.toBeInstanceOf(LockOptionsError)
+    })
+
+    it('covers the invocation by default: one lease to the deadline + margin + 1 s, no heartbeat', async () => {
+      const { clock, wrap, context, record, memory } = world(adapter)
+      let expiresAt = 0
+      const handler = wrap(async (_event, ctx) => {
+        expiresAt = record().expires_at
+        const writes = memory.requests.replace
+        await clock.sleep(50_000)
+        expect(memory.requests.replace).toBe(writes) // nothing renewed it
+        return ctx.singleton.expiresAt.getTime()
+      })
+      const startedAt = clock.now()
+      const localEnd = await clock.run(handler({}, context({ timeoutMs: 60_000 })))
+      expect(expiresAt * 1000).toBeGreaterThanOrEqual(startedAt + 60_000 + 2_000 + 1_000)
+      expect(expiresAt * 1000).toBeLessThanOrEqual(startedAt + 60_000 + 2_000 + 1_000 + 1_000)
+      expect(localEnd).toBe(startedAt + 60_000 + 1_000) // the holder's own view: margin taken off
+    })
+
+    it('outside Lambda (no remaining time) takes a 60 s lease and keeps it alive with heartbeats', async () => {
+      const { clock, wrap, record } = world(adapter)
+      const handler = wrap(
+        async (_event, ctx) => {
+          await clock.sleep(150_000)
+          return ctx.singleton.signal.aborted
+        },
+        { key: 'container-task' },
+      )
+      expect(await clock.run(handler({}, {} as LambdaContext))).toBe(false)
+      expect(record('locks/container-task')).toMatchObject({ token: 1, expires_at: 0, ttl_ms: 60_000 })
+    })
+
+    it('keeps a short lease alive with heartbeats through a long handler; a contender skips', async () => {
+      const { clock, wrap, context, memory, record } = world(adapter)
+      const options = { ttlMs: 6_000, clockSkewMarginMs: 1_000 }
+      const handler = wrap(async (_event, ctx) => {
+        await clock.sleep(30_000)
+        return ctx.singleton.signal.aborted
+      }, options)
+      const contender = wrap(async () => 'ran', options)
+      const run = handler({}, context())
+      for (let at = 0; at < 25_000; at += 5_000) {
+        await clock.advance(5_000)
+        expect(await clock.run(contender({}, context()))).toMatchObject({ skipped: true })
+      }
+      expect(await clock.run(run)).toBe(false)
+      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+      const writes = memory.requests.replace
+      await clock.advance(60_000)
+      expect(memory.requests.replace).toBe(writes) // no timer outlived the invocation
+    })
+
+    it('aborts the handler’s signal before anyone can take over when its store is cut off', async () => {
+      const { clock, memory, context, outcomes } = world(adapter)
+      const cut = { off: false }
+      const flaky: LockStore = {
+        clockResolutionMs: memory.clockResolutionMs,
+        read: (key, options) => memory.read(key, options),
+        create: (key, body, options) => memory.create(key, body, options),
+        replace: async (key, body, etag, options) => {
+          if (cut.off) {
+            await clock.sleep(20_000) // the holder's renewals time out
+            throw new LockStoreError('S3 PutObject failed: request timed out', { key, retryable: true })
+          }
+          return memory.replace(key, body, etag, options)
+        },
+      }
+      const options = { ttlMs: 15_000, heartbeatMs: 12_000, clockSkewMarginMs: 1_000 }
+      let abortedAt: number | undefined
+      const holder = adapter(
+        async (_event, ctx) => {
+          cut.off = true
+          ctx.singleton.signal.addEventListener('abort', () => {
+            abortedAt = clock.now()
+          })
+          await clock.sleep(60_000)
+        },
+        { store: flaky, clock, logger: silentLogger, onOutcome: (o) => outcomes.push(o), ...options },
+      )
+      const contender = adapter(async () => clock.now(), {
+        store: memory,
+        clock,
+        logger: silentLogger,
+        ...options,
+      })
+      const run = holder({}, context())
+      let takenAt: number | undefined
+      while (takenAt === undefined) {
+        await clock.advance(250)
+        const result = await clock.run(contender({}, context()))
+        if (!isSkipResult(result)) takenAt = result
+      }
+      expect(abortedAt).toBeDefined()
+      expect(abortedAt).toBeLessThan(takenAt)
+      expect(outcomes.map((o) => o.outcome)).toContain('lost')
+      const lost = outcomes.find((o) => o.outcome === 'lost')
+      expect(lost?.error).toMatchObject({ name: 'LockLostError', reason: 'expired' })
+      cut.off = false
+      await clock.run(run)
+    })
+
+    it('fires the signal and reports the loss, once and without a release, when the lease is stolen', async () => {
+      const { clock, wrap, context, memory, kinds } = world(adapter)
+      const handler = wrap(
+        async (_event, ctx) => {
+          const current = await memory.read(KEY)
+          if (current.status !== 'found') throw new Error('no record')
+          const stolen = { ...JSON.parse(current.body), token: 2, owner: 'thief' }
+          await memory.replace(KEY, JSON.stringify(stolen), current.etag)
+          await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
+          return (ctx.singleton.signal.reason as Error).name
+        },
+        { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
+      )
+      expect(await clock.run(handler({}, context()))).toBe('LockLostError')
+      expect(kinds()).toEqual(['acquired', 'lost'])
+      expect(JSON.parse(memory.peek(KEY) ?? '{}')).toMatchObject({ token: 2, owner: 'thief' })
+    })
+
+    it('with throwOnLost, fails an invocation whose lease was lost, even though the handler finished', async () => {
+      const { clock, wrap, context, memory } = world(adapter)
+      const handler = wrap(
+        async () => {
+          const current = await memory.read(KEY)
+          if (current.status !== 'found') throw new Error('no record')
+          await memory.replace(KEY, JSON.stringify({ ...JSON.parse(current.body), token: 9 }), current.etag)
+          return 'done'
+        },
+        { throwOnLost: true },
+      )
+      await expect(clock.run(handler({}, context()))).rejects.toBeInstanceOf(LockLostError)
+    })
+
+    it('locks per tenant with a key function, under the key prefix', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const handler = wrap(async (_event, ctx) => ctx.singleton.key, {
+        key: (event) => `sync/${(event as { tenant: string }).tenant}`,
+        keyPrefix: 'jobs/',
+      })
+      const keys = await clock.run(
+        Promise.all(['acme', 'globex'].map((tenant) => handler({ tenant }, context()))),
+      )
+      expect(keys).toEqual(['jobs/sync/acme', 'jobs/sync/globex'])
+    })
+
+    it('needs no store or environment to be made; the first invocation says what is missing', async () => {
+      const saved = process.env.LAMBDA_SINGLETON_BUCKET
+      delete process.env.LAMBDA_SINGLETON_BUCKET
+      try {
+        const { clock, context, outcomes } = world(adapter)
+        const handler = adapter(async () => 'ran', {
+          clock,
+          logger: silentLogger,
+          onOutcome: (o) => outcomes.push(o),
+        })
+        const error = await clock.run(handler({}, context())).catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(LockOptionsError)
+        expect((error as Error).message).toMatch(/LAMBDA_SINGLETON_BUCKET/)
+        expect(outcomes.map((o) => o.outcome)).toEqual(['error'])
+      } finally {
+        if (saved !== undefined) process.env.LAMBDA_SINGLETON_BUCKET = saved
+      }
+    })
+
+    it('types context.singleton for the handler', async () => {
+      const { clock, wrap, context } = world(adapter)
+      const handler = wrap(async (_event, ctx) => {
+        const token: number = ctx.singleton.token
+        const signal: AbortSignal = ctx.singleton.signal
+        return { token, aborted: signal.aborted, key: ctx.singleton.key, tick: ctx.singleton.tick }
+      })
+      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toEqual({
+        token: 1,
+        aborted: false,
+        key: KEY,
+        tick: '2026-11-21T03:00:00Z',
+      })
+    })
+  })
+}
