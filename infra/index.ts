@@ -1,6 +1,13 @@
 export { SingletonValidationError } from './errors.js'
 export { LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
 export {
+  DEFAULT_PARTITION_KEY,
+  LockTable,
+  type LockTableProps,
+  TABLE_KEY_ACTIONS,
+  TABLE_LOCK_ACTIONS,
+} from './lock-table.js'
+export {
   ScheduledSingleton,
   type ScheduledSingletonOptions,
   type ScheduledSingletonProps,

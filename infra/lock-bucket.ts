@@ -1,10 +1,11 @@
-import { Annotations, RemovalPolicy, Token } from 'aws-cdk-lib'
+import { Annotations, RemovalPolicy } from 'aws-cdk-lib'
 import * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as s3 from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
+import { validateKeyPrefix } from './private/key-prefix.js'
 import { acknowledgeWildcardResource } from './private/nag.js'
 
 /** What a lock holder does: read the lock object, and write it conditionally. Nothing else. */
@@ -76,7 +77,12 @@ export class LockBucket extends Construct {
   constructor(scope: Construct, id: string, props: LockBucketProps = {}) {
     super(scope, id)
     this.keyPrefix = props.keyPrefix ?? DEFAULT_KEY_PREFIX
-    validateKeyPrefix(this, this.keyPrefix)
+    validateKeyPrefix(this, this.keyPrefix, {
+      construct: 'LockBucket',
+      container: 'bucket',
+      maxLength: MAX_PREFIX_LENGTH,
+      noLeadingSlash: true,
+    })
 
     if (props.bucket) {
       if (props.bucketProps) {
@@ -152,17 +158,6 @@ export class LockBucket extends Construct {
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     this.grant(fn)
   }
-}
-
-function validateKeyPrefix(scope: Construct, prefix: string): void {
-  if (Token.isUnresolved(prefix)) return
-  const fail = (why: string): never => {
-    throw new SingletonValidationError(`LockBucket: keyPrefix ${JSON.stringify(prefix)} ${why}`, scope)
-  }
-  if (prefix.length === 0) fail("is empty; use e.g. 'locks/' (an empty prefix would cover the whole bucket)")
-  if (prefix.startsWith('/')) fail('starts with "/"; S3 keys have no leading slash')
-  if (/[*?]/.test(prefix)) fail('contains "*" or "?", which IAM reads as wildcards')
-  if (prefix.length > MAX_PREFIX_LENGTH) fail(`is longer than ${MAX_PREFIX_LENGTH} characters`)
 }
 
 function secureBucketProps(scope: Construct, props: LockBucketProps): s3.BucketProps {

@@ -56,7 +56,7 @@ export interface ScheduledSingletonFunctionProps extends ScheduledSingletonOptio
  * A `NodejsFunction` run on EventBridge Scheduler schedules as a singleton: bundled with esbuild
  * (ESM, minified, source maps, AWS SDK bundled, since the runtime's SDK may predate S3
  * conditional writes), given the lock environment variables and a least-privilege grant on its
- * `LockBucket`, invoked with an event that carries the tick's scheduled time.
+ * `LockBucket` (or `LockTable`), invoked with an event that carries the tick's scheduled time.
  */
 export class ScheduledSingletonFunction extends Construct {
   /** The function. */

@@ -9,6 +9,7 @@ import { Construct } from 'constructs'
 import { SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
+import type { LockTable } from './lock-table.js'
 import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
 import { SCHEDULE_LIMITS, type SingletonScheduleProps, validateSchedules } from './schedules.js'
 
@@ -39,12 +40,21 @@ export interface SingletonAlarmProps {
 /** Everything about scheduling a singleton function except the function itself. */
 export interface ScheduledSingletonOptions {
   /**
-   * Where the function's lock lives. Share one `LockBucket` between functions (and stacks) to
-   * keep all locks in one bucket.
+   * Where the function's lock lives, in S3. Share one `LockBucket` between functions (and
+   * stacks) to keep all locks in one bucket. Mutually exclusive with `lockTable`.
    *
-   * @default a new `LockBucket` with default props, inside this construct
+   * @default a new `LockBucket` with default props, inside this construct, unless `lockTable`
+   *   is given
    */
   readonly lockBucket?: LockBucket
+
+  /**
+   * Where the function's lock lives, in DynamoDB, instead of `lockBucket`. Share one
+   * `LockTable` between functions to keep all locks in one table.
+   *
+   * @default no table: the lock lives in `lockBucket`
+   */
+  readonly lockTable?: LockTable
 
   /** The EventBridge Scheduler schedules that invoke the function: at least one. */
   readonly schedules: readonly SingletonScheduleProps[]
@@ -106,14 +116,19 @@ export interface ScheduledSingletonProps extends ScheduledSingletonOptions {
 
 /**
  * Makes an existing Lambda function a scheduled singleton: lock environment variables and a
- * least-privilege grant on a `LockBucket`, EventBridge Scheduler schedules whose event carries
- * the tick's scheduled time, a retry policy and optional dead-letter queue, optional alarms.
+ * least-privilege grant on a `LockBucket` (or a `LockTable`), EventBridge Scheduler schedules
+ * whose event carries the tick's scheduled time, a retry policy and optional dead-letter queue,
+ * optional alarms.
  */
 export class ScheduledSingleton extends Construct {
   /** The function being scheduled. */
   readonly function: lambda.Function
-  /** Where its lock lives. */
-  readonly lockBucket: LockBucket
+  /** Where its lock lives: `lockBucket` or `lockTable`, whichever is in use. */
+  readonly lockStore: LockBucket | LockTable
+  /** The bucket its lock lives in (given or created), or `undefined` when it uses `lockTable`. */
+  readonly lockBucket: LockBucket | undefined
+  /** The table its lock lives in, when `lockTable` was given. */
+  readonly lockTable: LockTable | undefined
   /** One schedule per entry of `schedules`, in the same order. */
   readonly schedules: readonly scheduler.Schedule[]
   /** The role Scheduler assumes to invoke the function (and to send to the dead-letter queue). */
@@ -133,8 +148,22 @@ export class ScheduledSingleton extends Construct {
     validateRetryPolicy(this, retryAttempts, maxEventAge)
 
     this.function = props.function
-    this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
-    this.lockBucket.bind(this.function)
+    if (props.lockBucket && props.lockTable) {
+      throw new SingletonValidationError(
+        'pass either `lockBucket` (S3) or `lockTable` (DynamoDB) for the lock, not both',
+        this,
+      )
+    }
+    if (props.lockTable) {
+      this.lockTable = props.lockTable
+      this.lockBucket = undefined
+      this.lockStore = props.lockTable
+    } else {
+      this.lockTable = undefined
+      this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
+      this.lockStore = this.lockBucket
+    }
+    this.lockStore.bind(this.function)
 
     this.deadLetterQueue =
       props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)

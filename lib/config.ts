@@ -7,6 +7,13 @@ export const LOCK_ENV = {
   bucket: 'LAMBDA_SINGLETON_BUCKET',
   /** Key prefix under which lock objects live, e.g. `locks/`. */
   keyPrefix: 'LAMBDA_SINGLETON_KEY_PREFIX',
+  /** Name of the DynamoDB table holding the lock records (set instead of `bucket`). */
+  table: 'LAMBDA_SINGLETON_TABLE',
+  /**
+   * Name of the lock table's partition key attribute (a string, whose value is the lock key).
+   * Set only when it is not `pk`: absent means `pk`.
+   */
+  partitionKey: 'LAMBDA_SINGLETON_PARTITION_KEY',
 } as const
 
 /** Default key prefix for lock objects. */

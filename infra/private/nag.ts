@@ -39,3 +39,11 @@ export function acknowledgeWildcardResource(on: IConstruct, resourceArn: string,
 export function acknowledgeRule(on: IConstruct, id: string, reason: string): void {
   Validations.of(on).acknowledge({ id, reason })
 }
+
+/**
+ * Acknowledges cdk-nag's AwsSolutions-IAM5 finding for one wildcard action (e.g.
+ * `kms:GenerateDataKey*`) in a policy under `on`, and only that one.
+ */
+export function acknowledgeWildcardAction(on: IConstruct, action: string, reason: string): void {
+  Validations.of(on).acknowledge({ id: `AwsSolutions-IAM5[Action::${action}]`, reason })
+}

@@ -1,0 +1,36 @@
+import { Token } from 'aws-cdk-lib'
+import type { Construct } from 'constructs'
+import { SingletonValidationError } from '../errors.js'
+
+/** How one lock store checks its key prefix. */
+export interface KeyPrefixRules {
+  /** The construct reporting the problem, e.g. `LockBucket`. */
+  readonly construct: string
+  /** What an empty prefix would cover, e.g. `bucket`. */
+  readonly container: string
+  /** The longest prefix accepted, leaving room for the lock's own name below it. */
+  readonly maxLength: number
+  /** Refuse a leading `/` (S3 keys have none). */
+  readonly noLeadingSlash?: boolean
+}
+
+/**
+ * Refuses at synth time a key prefix that would widen every grant built on it: an empty one
+ * (covers the whole store) or one with `*`/`?` (IAM reads them as wildcards, in ARNs and in
+ * `StringLike` conditions alike).
+ */
+export function validateKeyPrefix(scope: Construct, prefix: string, rules: KeyPrefixRules): void {
+  if (Token.isUnresolved(prefix)) return
+  const fail = (why: string): never => {
+    throw new SingletonValidationError(
+      `${rules.construct}: keyPrefix ${JSON.stringify(prefix)} ${why}`,
+      scope,
+    )
+  }
+  if (prefix.length === 0) {
+    fail(`is empty; use e.g. 'locks/' (an empty prefix would cover the whole ${rules.container})`)
+  }
+  if (rules.noLeadingSlash && prefix.startsWith('/')) fail('starts with "/"; S3 keys have no leading slash')
+  if (/[*?]/.test(prefix)) fail('contains "*" or "?", which IAM reads as wildcards')
+  if (prefix.length > rules.maxLength) fail(`is longer than ${rules.maxLength} characters`)
+}
