@@ -7,9 +7,10 @@ import type { SingletonContext } from '../../lib/middy/index.js'
  * Typed as the handler sees it: the middleware fills `singleton` before the handler runs.
  */
 export function lambdaContext(
-  options: { functionName?: string; timeoutMs?: number; requestId?: string } = {},
+  options: { functionName?: string; timeoutMs?: number; requestId?: string; clock?: { now(): number } } = {},
 ): SingletonContext {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  const now = () => options.clock?.now() ?? Date.now()
+  const deadline = now() + (options.timeoutMs ?? 30_000)
   const functionName = options.functionName ?? 'nightly-report'
   const context: Context = {
     callbackWaitsForEmptyEventLoop: false,
@@ -20,7 +21,7 @@ export function lambdaContext(
     awsRequestId: options.requestId ?? randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'test',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
