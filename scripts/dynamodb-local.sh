@@ -114,11 +114,14 @@ or set DYNAMODB_ENDPOINT (with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_
   mkdir -p "$dir"
   touch "$marker"
   # -sharedDb: one set of tables whatever the credentials and region, so every client sees them.
-  # The engine's stdio goes to its log, so a caller reading our output is not kept waiting;
+  # Run from the state dir: the engine writes dynamodb-local-metadata.json into its working dir.
+  # Its stdio goes to its log, so a caller reading our output is not kept waiting;
   # 9<&- keeps the lock held during start out of it.
-  java -Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
-    -inMemory -sharedDb -port "$port" -disableTelemetry \
-    </dev/null >"$log_file" 2>&1 9<&- &
+  (
+    cd "$dir"
+    exec java -Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
+      -inMemory -sharedDb -port "$port" -disableTelemetry
+  ) </dev/null >"$log_file" 2>&1 9<&- &
   pid=$!
   echo "$pid" >"$pid_file"
 
