@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: types, lint, then every test project. The S3 tests start the local engine
 # themselves (test/support/global-setup.ts) unless S3_ENDPOINT is set.
+# Likewise the DynamoDB tests start DynamoDB Local (test/support/dynamodb-setup.ts) unless
+# DYNAMODB_ENDPOINT is set.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/ensure-node.sh

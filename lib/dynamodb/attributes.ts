@@ -1,0 +1,162 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb'
+
+/** A DynamoDB item or map: attribute name to value. */
+export type Attributes = Record<string, AttributeValue>
+
+/** A JSON body that DynamoDB cannot hold as it is; storing it would change it. */
+export class UnrepresentableError extends Error {
+  override name = 'UnrepresentableError'
+}
+
+/** DynamoDB numbers: at most 38 significant digits, magnitudes from 1e-130 to below 1e126. */
+const MAX_SIGNIFICANT_DIGITS = 38
+const MIN_EXPONENT = -130
+const MAX_EXPONENT = 125
+/** DynamoDB refuses documents nested deeper than this. */
+const MAX_DEPTH = 32
+
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** A number as its JSON source text, so that no digit is lost on the way to DynamoDB. */
+class NumberText {
+  constructor(readonly text: string) {}
+}
+
+/** `JSON.parse` with the reviver's source-text argument (Node >= 21), not yet in TypeScript's lib. */
+const parseWithSource = JSON.parse as (
+  text: string,
+  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
+) => unknown
+
+/**
+ * The attributes for a JSON object body: numbers as N (with their digits as written), strings
+ * as S, objects as M, arrays as L. Throws `UnrepresentableError` rather than store anything that
+ * would not read back as the same JSON.
+ */
+export function toAttributes(body: string): Attributes {
+  let parsed: unknown
+  try {
+    parsed = parseWithSource(body, (_key, value, context) =>
+      typeof value === 'number' ? new NumberText(context?.source ?? JSON.stringify(value)) : value,
+    )
+  } catch (error) {
+    throw new UnrepresentableError('the body is not JSON', { cause: error })
+  }
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    Array.isArray(parsed) ||
+    parsed instanceof NumberText
+  ) {
+    throw new UnrepresentableError('the body is not a JSON object')
+  }
+  return toMap(parsed as Record<string, unknown>, '', 0)
+}
+
+function toMap(object: Record<string, unknown>, path: string, depth: number): Attributes {
+  // fromEntries, not assignment: a field named "__proto__" must stay a field.
+  return Object.fromEntries(
+    Object.entries(object).map(([name, value]) => {
+      const at = `${path}/${name}`
+      if (name.length === 0) throw new UnrepresentableError(`${at}: DynamoDB has no empty attribute names`)
+      if (LONE_SURROGATE.test(name)) throw new UnrepresentableError(`${at}: the name is not valid UTF-16`)
+      return [name, toValue(value, at, depth)]
+    }),
+  )
+}
+
+function toValue(value: unknown, path: string, depth: number): AttributeValue {
+  if (value === null) return { NULL: true }
+  if (typeof value === 'boolean') return { BOOL: value }
+  if (typeof value === 'string') {
+    if (LONE_SURROGATE.test(value)) throw new UnrepresentableError(`${path}: the string is not valid UTF-16`)
+    return { S: value }
+  }
+  if (value instanceof NumberText) return { N: checkNumber(value.text, path) }
+  if (depth + 1 > MAX_DEPTH) throw new UnrepresentableError(`${path}: nested deeper than ${MAX_DEPTH}`)
+  if (Array.isArray(value)) return { L: value.map((item, i) => toValue(item, `${path}/${i}`, depth + 1)) }
+  return { M: toMap(value as Record<string, unknown>, path, depth + 1) }
+}
+
+/** The number's text, if DynamoDB can store it exactly. */
+function checkNumber(text: string, path: string): string {
+  const match = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)
+  if (!match) throw new UnrepresentableError(`${path}: ${text} is not a number DynamoDB knows`)
+  const digits = `${match[1]}${match[2] ?? ''}`
+  const leadingZeros = /^0*/.exec(digits)?.[0].length ?? 0
+  if (leadingZeros === digits.length) return text
+  const significant = digits.slice(leadingZeros).replace(/0+$/, '').length
+  const exponent = (match[1]?.length ?? 0) - 1 - leadingZeros + Number(match[3] ?? 0)
+  if (significant > MAX_SIGNIFICANT_DIGITS || exponent < MIN_EXPONENT || exponent > MAX_EXPONENT) {
+    throw new UnrepresentableError(`${path}: ${text} is outside what a DynamoDB number can hold exactly`)
+  }
+  return text
+}
+
+/**
+ * The JSON text of `attributes`, in the order DynamoDB gave them. Throws `UnrepresentableError`
+ * for what JSON has no exact form for (binary values and sets).
+ */
+export function toJson(attributes: Attributes): string {
+  return mapJson(attributes, '')
+}
+
+function mapJson(map: Attributes, path: string): string {
+  const fields = Object.entries(map).map(
+    ([name, value]) => `${JSON.stringify(name)}:${valueJson(value, `${path}/${name}`)}`,
+  )
+  return `{${fields.join(',')}}`
+}
+
+function valueJson(value: AttributeValue, path: string): string {
+  if (value.S !== undefined) return JSON.stringify(value.S)
+  if (value.N !== undefined) return numberJson(value.N, path)
+  if (value.BOOL !== undefined) return value.BOOL ? 'true' : 'false'
+  if (value.NULL === true) return 'null'
+  if (value.M !== undefined) return mapJson(value.M, path)
+  if (value.L !== undefined) return `[${value.L.map((item, i) => valueJson(item, `${path}/${i}`)).join(',')}]`
+  throw new UnrepresentableError(`${path} is ${typeName(value)}, which JSON cannot hold`)
+}
+
+/** DynamoDB's own number text, which is JSON's grammar but for a bare leading or trailing dot. */
+function numberJson(text: string, path: string): string {
+  if (JSON_NUMBER.test(text)) return text
+  const fixed = text.replace(/^(-?)\./, '$10.').replace(/\.(?=$|[eE])/, '')
+  if (JSON_NUMBER.test(fixed)) return fixed
+  throw new UnrepresentableError(`${path}: the number ${text} has no JSON form`)
+}
+
+/** Whether a parsed JSON value and an attribute value say the same thing. */
+export function sameJson(json: unknown, value: AttributeValue): boolean {
+  if (value.S !== undefined) return json === value.S
+  if (value.N !== undefined) return typeof json === 'number' && json === Number(value.N)
+  if (value.BOOL !== undefined) return json === value.BOOL
+  if (value.NULL === true) return json === null
+  if (value.L !== undefined) {
+    return (
+      Array.isArray(json) &&
+      json.length === value.L.length &&
+      value.L.every((item, i) => sameJson(json[i], item))
+    )
+  }
+  if (value.M !== undefined) return sameObject(json, value.M)
+  return false
+}
+
+export function sameObject(json: unknown, map: Attributes): boolean {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return false
+  const names = Object.keys(map)
+  const object = json as Record<string, unknown>
+  return (
+    Object.keys(object).length === names.length &&
+    names.every((name) => Object.hasOwn(object, name) && sameJson(object[name], map[name] as AttributeValue))
+  )
+}
+
+export function typeName(value: AttributeValue): string {
+  return (
+    Object.keys(value).find((type) => (value as unknown as Record<string, unknown>)[type] !== undefined) ??
+    '?'
+  )
+}

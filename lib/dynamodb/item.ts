@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto'
+import type { AttributeValue } from '@aws-sdk/client-dynamodb'
+import {
+  type Attributes,
+  sameObject,
+  toAttributes,
+  toJson,
+  typeName,
+  UnrepresentableError,
+} from './attributes.js'
+import { digestItem } from './digest.js'
+
+/** Attribute names the store keeps for itself next to the record's fields. */
+export const VERSION_ATTRIBUTE = 'lock_version'
+export const BODY_ATTRIBUTE = 'lock_body'
+
+/** Prefix of etags derived from an item's content rather than from its version attribute. */
+const DIGEST_ETAG_PREFIX = 'item:'
+
+/** How a lock record maps onto an item of one table. */
+export interface ItemLayout {
+  readonly partitionKey: string
+  readonly sortKey?: { readonly name: string; readonly value: string }
+}
+
+/** An item as read: the body the core sees and the etag that names exactly this content. */
+export interface ReadItem {
+  readonly body: string
+  readonly etag: string
+}
+
+export function keyOf(layout: ItemLayout, key: string): Attributes {
+  return {
+    [layout.partitionKey]: { S: key },
+    ...(layout.sortKey && { [layout.sortKey.name]: { S: layout.sortKey.value } }),
+  }
+}
+
+function reserved(layout: ItemLayout): Set<string> {
+  const names = [layout.partitionKey, VERSION_ATTRIBUTE, BODY_ATTRIBUTE]
+  if (layout.sortKey) names.push(layout.sortKey.name)
+  return new Set(names)
+}
+
+/**
+ * The item to write for `body`: the record's fields as native attributes (readable and
+ * queryable in the console), a fresh version, and the body's own text. The text is kept because
+ * DynamoDB keeps neither the order of fields nor the spelling of numbers, and the core recognises
+ * a write of its own by reading back the very bytes it wrote.
+ * Throws `UnrepresentableError` when the body cannot be stored as it is.
+ */
+export function itemFor(layout: ItemLayout, key: string, body: string): { item: Attributes; etag: string } {
+  const fields = toAttributes(body)
+  const taken = reserved(layout)
+  for (const name of Object.keys(fields)) {
+    if (taken.has(name)) throw new UnrepresentableError(`the field "${name}" is an attribute the store uses`)
+  }
+  const version = randomUUID()
+  return {
+    item: {
+      ...fields,
+      ...keyOf(layout, key),
+      [VERSION_ATTRIBUTE]: { S: version },
+      [BODY_ATTRIBUTE]: { S: body },
+    },
+    etag: version,
+  }
+}
+
+/**
+ * What the core sees of an item. An item as this store wrote it reads back as its body text,
+ * named by its version. Anything else (written or edited by someone else, so that its fields
+ * and its text disagree) is read from its attributes and named by a digest of all of them, so
+ * every outside change shows as a new etag. An item JSON cannot express comes back as a body
+ * that is not JSON, which the core refuses without writing.
+ */
+export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
+  const taken = reserved(layout)
+  const fields = Object.fromEntries(Object.entries(item).filter(([name]) => !taken.has(name)))
+  const version = item[VERSION_ATTRIBUTE]?.S
+  const text = item[BODY_ATTRIBUTE]?.S
+  if (version !== undefined && text !== undefined && describes(text, fields))
+    return { body: text, etag: version }
+  const etag = `${DIGEST_ETAG_PREFIX}${digestItem(withoutKey(layout, item))}`
+  try {
+    return { body: toJson(fields), etag }
+  } catch (error) {
+    if (!(error instanceof UnrepresentableError)) throw error
+    return { body: unrepresentable(fields, error), etag }
+  }
+}
+
+/** The item's attributes without its key, which every condition may take as given. */
+export function withoutKey(layout: ItemLayout, item: Attributes): Attributes {
+  return Object.fromEntries(
+    Object.entries(item).filter(([name]) => name !== layout.partitionKey && name !== layout.sortKey?.name),
+  )
+}
+
+function describes(text: string, fields: Attributes): boolean {
+  try {
+    return sameObject(JSON.parse(text), fields)
+  } catch {
+    return false
+  }
+}
+
+/** A body for the operator that `parseRecord` refuses (it is not JSON). */
+function unrepresentable(fields: Attributes, error: UnrepresentableError): string {
+  const types = Object.entries(fields)
+    .map(([name, value]: [string, AttributeValue]) => `${name}: ${typeName(value)}`)
+    .join(', ')
+  return `DynamoDB item not representable as JSON (${error.message}); attributes: ${types}`
+}

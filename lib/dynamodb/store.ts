@@ -1,0 +1,289 @@
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
+import { LockOptionsError, LockStoreError } from '../core/errors.js'
+import {
+  type LockStore,
+  type ReadResult,
+  ReadStatus,
+  type StoreCallOptions,
+  type WriteResult,
+  WriteStatus,
+} from '../core/store.js'
+import { type Attributes, UnrepresentableError } from './attributes.js'
+import { classifyDynamoDBError, DynamoDBErrorKind } from './errors.js'
+import {
+  type ItemLayout,
+  itemFor,
+  keyOf,
+  type ReadItem,
+  readItem,
+  VERSION_ATTRIBUTE,
+  withoutKey,
+} from './item.js'
+
+export interface DynamoDBLockStoreOptions {
+  /**
+   * The client to send with. Give it `maxAttempts: 1` unless you know why not: the lock retries
+   * by itself, and an SDK retry of a conditional write makes its answer ambiguous.
+   * @default a client from the environment, shared by all stores, with `maxAttempts: 1`
+   */
+  readonly client?: DynamoDBClient
+  readonly tableName: string
+  /** Name of the table's partition key (type S); the lock key is its value. @default 'pk' */
+  readonly partitionKey?: string
+  /** For a table with a sort key (type S): its name and the value every lock item gets. */
+  readonly sortKey?: { readonly name: string; readonly value: string }
+  /** Timeout of each DynamoDB request, in ms. @default 5000 */
+  readonly requestTimeoutMs?: number
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+/** DynamoDB's `Date` header has a resolution of one second. */
+const DYNAMODB_CLOCK_RESOLUTION_MS = 1_000
+/** Items remembered per store (the last one written or read per key), to condition replaces. */
+const KNOWN_ITEMS_LIMIT = 1_000
+
+type DynamoDBCommand = GetItemCommand | PutItemCommand
+
+/** The slice of Smithy's middleware stack we use, typed here to avoid a dependency on @smithy/types. */
+interface DeserializeStack {
+  add(
+    middleware: (
+      next: (args: unknown) => Promise<{ response: unknown }>,
+    ) => (args: unknown) => Promise<{ response: unknown }>,
+    options: { step: 'deserialize'; priority: 'low'; name: string },
+  ): void
+}
+
+let sharedClient: DynamoDBClient | undefined
+
+/** One client for every store that brings none: one connection pool, one credential cache. */
+function defaultClient(): DynamoDBClient {
+  sharedClient ??= new DynamoDBClient({ maxAttempts: 1 })
+  return sharedClient
+}
+
+/**
+ * The lock store on DynamoDB conditional writes: one item per lock, the record's fields as
+ * native attributes. `create` is a PutItem on `attribute_not_exists(<partition key>)`; `replace`
+ * is a PutItem conditioned on every attribute of the item the etag names, so that any change of
+ * them by anyone fails it (a field only added from outside, by UpdateItem, goes unnoticed).
+ * Needs neither transactions nor `ReturnValuesOnConditionCheckFailure` (uses it when answered).
+ */
+export class DynamoDBLockStore implements LockStore {
+  readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
+  readonly client: DynamoDBClient
+  readonly tableName: string
+  readonly requestTimeoutMs: number
+  readonly #layout: ItemLayout
+  /** The last item written or read per key, by etag: what a replace of that etag must find. */
+  readonly #known = new Map<string, { etag: string; item: Attributes }>()
+
+  constructor(options: DynamoDBLockStoreOptions) {
+    if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
+      throw new LockOptionsError('tableName must be a non-empty string')
+    }
+    const partitionKey = options.partitionKey ?? 'pk'
+    if (typeof partitionKey !== 'string' || partitionKey.length === 0) {
+      throw new LockOptionsError('partitionKey must be a non-empty string')
+    }
+    const { sortKey } = options
+    if (sortKey && (!sortKey.name || typeof sortKey.value !== 'string' || sortKey.name === partitionKey)) {
+      throw new LockOptionsError('sortKey needs a name (other than the partition key) and a string value')
+    }
+    const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    if (!Number.isFinite(timeout) || timeout <= 0) {
+      throw new LockOptionsError(`requestTimeoutMs must be a positive number, got ${timeout}`)
+    }
+    this.client = options.client ?? defaultClient()
+    this.tableName = options.tableName
+    this.requestTimeoutMs = timeout
+    this.#layout = { partitionKey, ...(sortKey && { sortKey: { name: sortKey.name, value: sortKey.value } }) }
+  }
+
+  async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {
+    const { item, date } = await this.#get(key, options)
+    if (!item) return { status: ReadStatus.Absent, ...date }
+    const { body, etag } = this.#learn(key, item)
+    return { status: ReadStatus.Found, body, etag, ...date }
+  }
+
+  async create(key: string, body: string, options: StoreCallOptions = {}): Promise<WriteResult> {
+    return this.#put(key, body, `attribute_not_exists(#key)`, {}, undefined, options)
+  }
+
+  async replace(
+    key: string,
+    body: string,
+    etag: string,
+    options: StoreCallOptions = {},
+  ): Promise<WriteResult> {
+    let expected = this.#known.get(key)
+    if (expected?.etag !== etag) {
+      // Not the item this store last saw: find out what the etag stands for now.
+      const { item, date } = await this.#get(key, options)
+      if (!item) return { status: WriteStatus.Absent, ...date }
+      if (this.#learn(key, item).etag !== etag) return { status: WriteStatus.PreconditionFailed, ...date }
+      expected = { etag, item }
+    }
+    const names: Record<string, string> = {}
+    const values: Attributes = {}
+    const conditions = ['attribute_exists(#key)']
+    Object.entries(withoutKey(this.#layout, expected.item)).forEach(([name, value], i) => {
+      names[`#a${i}`] = name
+      values[`:a${i}`] = value
+      conditions.push(`#a${i} = :a${i}`)
+    })
+    // An outsider's item has no version: the first replace adds one, and that must fail all others.
+    if (!(VERSION_ATTRIBUTE in expected.item)) {
+      names['#version'] = VERSION_ATTRIBUTE
+      conditions.push('attribute_not_exists(#version)')
+    }
+    return this.#put(key, body, conditions.join(' AND '), { names, values }, etag, options)
+  }
+
+  async #put(
+    key: string,
+    body: string,
+    condition: string,
+    expression: { names?: Record<string, string>; values?: Attributes },
+    replacing: string | undefined,
+    options: StoreCallOptions,
+  ): Promise<WriteResult> {
+    let written: { item: Attributes; etag: string }
+    try {
+      written = itemFor(this.#layout, key, body)
+    } catch (error) {
+      if (!(error instanceof UnrepresentableError)) throw error
+      throw new LockStoreError(
+        `DynamoDB cannot store the body for "${key}" in ${this.tableName} as it is: ${error.message}`,
+        { key, retryable: false, cause: error },
+      )
+    }
+    const hasValues = expression.values && Object.keys(expression.values).length > 0
+    const command = new PutItemCommand({
+      TableName: this.tableName,
+      Item: written.item,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: { '#key': this.#layout.partitionKey, ...expression.names },
+      ...(hasValues && { ExpressionAttributeValues: expression.values }),
+      // Saves the read that tells "changed" from "gone" where the engine supports it.
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    })
+    const call = await this.#send(key, command, options)
+    if (call.kind === 'ok') {
+      this.#remember(key, { etag: written.etag, item: written.item })
+      return { status: WriteStatus.Written, etag: written.etag, ...call.date }
+    }
+    if (call.kind === DynamoDBErrorKind.Conflict) return { status: WriteStatus.Conflict, ...call.date }
+    // The SDK may have retried a write whose first try landed: then the failure is our own doing.
+    const failed = { status: WriteStatus.PreconditionFailed, ambiguous: call.retried, ...call.date }
+    if (replacing === undefined) return failed
+    const current = (call.error as { Item?: Attributes }).Item
+    if (current) {
+      this.#learn(key, current)
+      return failed
+    }
+    // No item in the answer: either there is none, or the engine does not send it (dynalite).
+    const { item } = await this.#get(key, options)
+    if (item) {
+      this.#learn(key, item)
+      return failed
+    }
+    return { status: WriteStatus.Absent, ...call.date }
+  }
+
+  async #get(
+    key: string,
+    options: StoreCallOptions,
+  ): Promise<{ item?: Attributes; date: { serverDate?: number } }> {
+    const command = new GetItemCommand({
+      TableName: this.tableName,
+      Key: keyOf(this.#layout, key),
+      ConsistentRead: true,
+    })
+    const call = await this.#send(key, command, options)
+    if (call.kind !== 'ok') throw this.#unexpected(key, 'GetItem', call.error)
+    const item = (call.output as { Item?: Attributes }).Item
+    if (!item) {
+      this.#known.delete(key)
+      return { date: call.date }
+    }
+    return { item, date: call.date }
+  }
+
+  /** Reads an item for the core and remembers it, so that a replace of its etag needs no read. */
+  #learn(key: string, item: Attributes): ReadItem {
+    const read = readItem(this.#layout, item)
+    this.#remember(key, { etag: read.etag, item })
+    return read
+  }
+
+  #remember(key: string, known: { etag: string; item: Attributes }): void {
+    this.#known.delete(key)
+    this.#known.set(key, known)
+    if (this.#known.size > KNOWN_ITEMS_LIMIT) {
+      const oldest = this.#known.keys().next().value
+      if (oldest !== undefined) this.#known.delete(oldest)
+    }
+  }
+
+  /** Sends one command with a timeout, capturing the response's `Date` even when DynamoDB answers an error. */
+  async #send(key: string, command: DynamoDBCommand, options: StoreCallOptions) {
+    let serverDate: number | undefined
+    ;(command.middlewareStack as unknown as DeserializeStack).add(
+      (next) => async (args) => {
+        try {
+          const answer = await next(args)
+          serverDate = dateOf(answer.response)
+          return answer
+        } catch (error) {
+          serverDate = dateOf((error as { $response?: unknown }).$response)
+          throw error
+        }
+      },
+      { step: 'deserialize', priority: 'low', name: 'lambdaSingletonServerDate' },
+    )
+    const timeout = AbortSignal.timeout(this.requestTimeoutMs)
+    const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
+    const date = (): { serverDate?: number } => (serverDate === undefined ? {} : { serverDate })
+    try {
+      const output = await this.client.send(command as PutItemCommand, { abortSignal })
+      return { kind: 'ok' as const, output: output as object, date: date() }
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason
+      const kind = timeout.aborted ? DynamoDBErrorKind.Transient : classifyDynamoDBError(error)
+      if (kind === DynamoDBErrorKind.Transient || kind === DynamoDBErrorKind.Fatal) {
+        throw new LockStoreError(
+          `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName} failed: ${describe(error, timeout)}`,
+          { key, retryable: kind === DynamoDBErrorKind.Transient, cause: error },
+        )
+      }
+      const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1
+      return { kind, error, retried: attempts > 1, date: date() }
+    }
+  }
+
+  #unexpected(key: string, operation: string, error: unknown): LockStoreError {
+    return new LockStoreError(
+      `DynamoDB ${operation} of "${key}" in ${this.tableName}: unexpected answer: ${describe(error)}`,
+      { key, retryable: false, cause: error },
+    )
+  }
+}
+
+function operationOf(command: DynamoDBCommand): string {
+  return command instanceof GetItemCommand ? 'GetItem' : 'PutItem'
+}
+
+function dateOf(response: unknown): number | undefined {
+  const headers = (response as { headers?: Record<string, string | undefined> } | undefined)?.headers
+  const value = headers?.date ?? headers?.Date
+  const time = value === undefined ? Number.NaN : Date.parse(value)
+  return Number.isNaN(time) ? undefined : time
+}
+
+function describe(error: unknown, timeout?: AbortSignal): string {
+  if (timeout?.aborted) return 'request timed out'
+  if (error instanceof Error) return `${error.name}: ${error.message}`
+  return String(error)
+}

@@ -1,0 +1,114 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { sameObject, toAttributes, toJson, UnrepresentableError } from '../../lib/dynamodb/attributes.js'
+import { digestItem } from '../../lib/dynamodb/digest.js'
+import { classifyDynamoDBError, DynamoDBErrorKind } from '../../lib/dynamodb/errors.js'
+
+/** JSON objects DynamoDB can hold: no empty names, numbers within its range, no lone surrogates. */
+const storable = fc.dictionary(
+  fc.string({ minLength: 1, unit: 'grapheme' }),
+  fc.jsonValue({ maxDepth: 4, noUnicodeString: false }),
+)
+
+describe('JSON bodies as DynamoDB attributes', () => {
+  it('reads back every storable object as the same JSON', () => {
+    fc.assert(
+      fc.property(storable, (object) => {
+        let attributes: ReturnType<typeof toAttributes>
+        try {
+          attributes = toAttributes(JSON.stringify(object))
+        } catch (error) {
+          // fast-check's JSON may hold numbers or names DynamoDB refuses; those must be refused loudly.
+          expect(error).toBeInstanceOf(UnrepresentableError)
+          return
+        }
+        const text = toJson(attributes)
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(object)))
+        expect(sameObject(JSON.parse(JSON.stringify(object)), attributes)).toBe(true)
+      }),
+    )
+  })
+
+  it('keeps the digits of numbers as written', () => {
+    expect(toAttributes('{"a":1740151473.206,"b":12345678901234567890123,"c":1e21,"d":-0.5}')).toEqual({
+      a: { N: '1740151473.206' },
+      b: { N: '12345678901234567890123' },
+      c: { N: '1e21' },
+      d: { N: '-0.5' },
+    })
+  })
+
+  it('keeps a field named __proto__ as a field', () => {
+    expect(Object.keys(toAttributes('{"__proto__":{"x":1}}'))).toEqual(['__proto__'])
+  })
+
+  it.each([
+    ['1e-131', 'below the smallest magnitude'],
+    ['1e126', 'above the largest magnitude'],
+    [`0.${'3'.repeat(39)}`, 'more than 38 significant digits'],
+  ])('refuses the number %s (%s)', (number) => {
+    expect(() => toAttributes(`{"n":${number}}`)).toThrow(UnrepresentableError)
+  })
+
+  it.each([['1e-130'], ['9.9999999999999999999999999999999999999e125'], [`1${'0'.repeat(60)}`], ['0.000']])(
+    'accepts the number %s',
+    (number) => {
+      expect(toAttributes(`{"n":${number}}`)).toEqual({ n: { N: number } })
+    },
+  )
+
+  it('refuses nesting deeper than DynamoDB allows', () => {
+    const deep = `${'['.repeat(33)}${']'.repeat(33)}`
+    expect(() => toAttributes(`{"d":${deep}}`)).toThrow(UnrepresentableError)
+    expect(() => toAttributes(`{"d":${'['.repeat(31)}${']'.repeat(31)}}`)).not.toThrow()
+  })
+
+  it('refuses binary values and sets on the way back to JSON', () => {
+    expect(() => toJson({ b: { B: new Uint8Array([1]) } })).toThrow(UnrepresentableError)
+    expect(() => toJson({ s: { SS: ['a'] } })).toThrow(UnrepresentableError)
+    expect(() => toJson({ m: { M: { n: { NS: ['1'] } } } })).toThrow(UnrepresentableError)
+  })
+
+  it('digests items the same whatever the order of their attributes and set members', () => {
+    const a = digestItem({
+      x: { S: '1' },
+      y: { SS: ['a', 'b'] },
+      z: { M: { p: { N: '1' }, q: { NULL: true } } },
+    })
+    const b = digestItem({
+      z: { M: { q: { NULL: true }, p: { N: '1' } } },
+      y: { SS: ['b', 'a'] },
+      x: { S: '1' },
+    })
+    expect(a).toBe(b)
+    expect(digestItem({ x: { S: '1' } })).not.toBe(digestItem({ x: { N: '1' } }))
+  })
+})
+
+describe('DynamoDB error classification', () => {
+  const error = (name: string, status?: number) =>
+    Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } })
+
+  it.each([
+    ['ConditionalCheckFailedException', 400, DynamoDBErrorKind.ConditionFailed],
+    ['TransactionConflictException', 400, DynamoDBErrorKind.Conflict],
+    ['ThrottlingException', 400, DynamoDBErrorKind.Transient],
+    ['ProvisionedThroughputExceededException', 400, DynamoDBErrorKind.Transient],
+    ['RequestLimitExceeded', 400, DynamoDBErrorKind.Transient],
+    ['InternalServerError', 500, DynamoDBErrorKind.Transient],
+    ['SomethingNew', 503, DynamoDBErrorKind.Transient],
+    ['TimeoutError', undefined, DynamoDBErrorKind.Transient],
+    ['ResourceNotFoundException', 400, DynamoDBErrorKind.Fatal],
+    ['AccessDeniedException', 400, DynamoDBErrorKind.Fatal],
+    ['ValidationException', 400, DynamoDBErrorKind.Fatal],
+    ['CredentialsProviderError', undefined, DynamoDBErrorKind.Fatal],
+  ])('classifies %s (%s) as %s', (name, status, kind) => {
+    expect(classifyDynamoDBError(error(name, status))).toBe(kind)
+  })
+
+  it('classifies a socket error without an HTTP answer as transient', () => {
+    expect(classifyDynamoDBError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toBe(
+      DynamoDBErrorKind.Transient,
+    )
+  })
+})

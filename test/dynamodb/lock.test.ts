@@ -1,0 +1,75 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LockCorruptedError } from '../../lib/core/errors.js'
+import { Lock } from '../../lib/core/lock.js'
+import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
+import { freshTable, getItem, putItem, testDynamoDBClient } from '../support/dynamodb.js'
+
+let client: DynamoDBClient
+let tableName: string
+let keys = 0
+const freshKey = (label: string): string => `locks/${label}-${++keys}`
+
+beforeAll(async () => {
+  client = testDynamoDBClient()
+  tableName = await freshTable(client, 'lock')
+})
+
+afterAll(() => client.destroy())
+
+const lockOn = (key: string) => new Lock({ store: new DynamoDBLockStore({ client, tableName }), key })
+
+describe('Lock on DynamoDB Local', () => {
+  it('grants exactly one of 10 concurrent tryAcquire calls', async () => {
+    const key = freshKey('race')
+    const leases = await Promise.all(Array.from({ length: 10 }, () => lockOn(key).tryAcquire()))
+    const granted = leases.filter((lease) => lease !== null)
+    expect(granted).toHaveLength(1)
+    expect(granted[0]?.token).toBe(1)
+  })
+
+  it('keeps the token on release and hands token + 1 to the next acquirer', async () => {
+    const key = freshKey('release')
+    const first = await lockOn(key).tryAcquire()
+    expect(first?.token).toBe(1)
+    await first?.release()
+    const item = await getItem(client, tableName, { pk: { S: key } })
+    expect(item).toMatchObject({ token: { N: '1' }, expires_at: { N: '0' } })
+    const second = await lockOn(key).tryAcquire()
+    expect(second?.token).toBe(2)
+    await second?.release()
+  })
+
+  it('refuses an item it cannot read as a record with LockCorruptedError, and leaves it unchanged', async () => {
+    const key = freshKey('corrupted')
+    // A set is valid DynamoDB, but JSON has no set: the record cannot be read without changing it.
+    const corrupted = {
+      pk: { S: key },
+      v: { N: '1' },
+      token: { N: '4' },
+      expires_at: { N: '0' },
+      owner: { S: 'someone' },
+      tags: { SS: ['a', 'b'] },
+    }
+    await putItem(client, tableName, corrupted)
+    const error = await lockOn(key)
+      .tryAcquire()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    expect(error).toBeInstanceOf(LockCorruptedError)
+    expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(corrupted)
+
+    const wrongType = {
+      pk: { S: key },
+      v: { N: '1' },
+      token: { S: 'four' },
+      expires_at: { N: '0' },
+      owner: { S: 'x' },
+    }
+    await putItem(client, tableName, wrongType)
+    await expect(lockOn(key).tryAcquire()).rejects.toBeInstanceOf(LockCorruptedError)
+    expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(wrongType)
+  })
+})
