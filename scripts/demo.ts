@@ -66,7 +66,7 @@ const tickEvent = (scheduledTime: string) => ({
 })
 const describe = (result: Awaited<ReturnType<typeof invoke>>): string =>
   isSkipResult(result)
-    ? `skipped (${result.reason}${result.reason === 'held' ? `, holder token ${result.token}` : ''})`
+    ? `skipped (${result.reason}${result.reason !== 'held' ? '' : result.token === undefined ? ': lost the race for the write' : `, holder token ${result.token}`})`
     : `RAN with token ${result.token} -> s3://${bucket}/${result.report}`
 
 console.log(`lambda-singleton demo against ${endpoint}, bucket ${bucket}\n`)
