@@ -1,3 +1,5 @@
+import { NETWORK_ERROR_CODES } from '../aws/errors.js'
+
 /** What a DynamoDB error means for the protocol. */
 export const DynamoDBErrorKind = {
   /** ConditionalCheckFailedException: the item is not as the write expected. */
@@ -22,19 +24,7 @@ const TRANSIENT_CODES = new Set([
   'ServiceUnavailableException',
   'RequestTimeout',
   'RequestTimeoutException',
-  'TimeoutError',
-  'AbortError',
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
+  ...NETWORK_ERROR_CODES,
 ])
 
 const FATAL_CODES = new Set([

@@ -1,4 +1,5 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
+import { DEFAULT_REQUEST_TIMEOUT_MS, dated, describe, type SdkClient, sendTimed } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
   type LockStore,
@@ -36,23 +37,14 @@ export interface DynamoDBLockStoreOptions {
   readonly requestTimeoutMs?: number
 }
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
+
 /** DynamoDB's `Date` header has a resolution of one second. */
 const DYNAMODB_CLOCK_RESOLUTION_MS = 1_000
 /** Items remembered per store (the last one written or read per key), to condition replaces. */
 const KNOWN_ITEMS_LIMIT = 1_000
 
 type DynamoDBCommand = GetItemCommand | PutItemCommand
-
-/** The slice of Smithy's middleware stack we use, typed here to avoid a dependency on @smithy/types. */
-interface DeserializeStack {
-  add(
-    middleware: (
-      next: (args: unknown) => Promise<{ response: unknown }>,
-    ) => (args: unknown) => Promise<{ response: unknown }>,
-    options: { step: 'deserialize'; priority: 'low'; name: string },
-  ): void
-}
 
 let sharedClient: DynamoDBClient | undefined
 
@@ -227,40 +219,24 @@ export class DynamoDBLockStore implements LockStore {
     }
   }
 
-  /** Sends one command with a timeout, capturing the response's `Date` even when DynamoDB answers an error. */
+  /** Sends one command with a timeout; failures the protocol does not act on become `LockStoreError`. */
   async #send(key: string, command: DynamoDBCommand, options: StoreCallOptions) {
-    let serverDate: number | undefined
-    ;(command.middlewareStack as unknown as DeserializeStack).add(
-      (next) => async (args) => {
-        try {
-          const answer = await next(args)
-          serverDate = dateOf(answer.response)
-          return answer
-        } catch (error) {
-          serverDate = dateOf((error as { $response?: unknown }).$response)
-          throw error
-        }
-      },
-      { step: 'deserialize', priority: 'low', name: 'lambdaSingletonServerDate' },
-    )
-    const timeout = AbortSignal.timeout(this.requestTimeoutMs)
-    const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
-    const date = (): { serverDate?: number } => (serverDate === undefined ? {} : { serverDate })
-    try {
-      const output = await this.client.send(command as PutItemCommand, { abortSignal })
-      return { kind: 'ok' as const, output: output as object, date: date() }
-    } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason
-      const kind = timeout.aborted ? DynamoDBErrorKind.Transient : classifyDynamoDBError(error)
-      if (kind === DynamoDBErrorKind.Transient || kind === DynamoDBErrorKind.Fatal) {
-        throw new LockStoreError(
-          `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName} failed: ${describe(error, timeout)}`,
-          { key, retryable: kind === DynamoDBErrorKind.Transient, cause: error },
-        )
-      }
-      const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1
-      return { kind, error, retried: attempts > 1, date: date() }
+    const client = this.client as SdkClient<DynamoDBCommand, object>
+    const sent = await sendTimed(client, command, {
+      timeoutMs: this.requestTimeoutMs,
+      signal: options.signal,
+    })
+    const date = dated(sent.serverDate)
+    if (sent.ok) return { kind: 'ok' as const, output: sent.output, date }
+    const { error, timedOut, retried } = sent
+    const kind = timedOut ? DynamoDBErrorKind.Transient : classifyDynamoDBError(error)
+    if (kind === DynamoDBErrorKind.Transient || kind === DynamoDBErrorKind.Fatal) {
+      throw new LockStoreError(
+        `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName} failed: ${describe(error, timedOut)}`,
+        { key, retryable: kind === DynamoDBErrorKind.Transient, cause: error },
+      )
     }
+    return { kind, error, retried, date }
   }
 
   #unexpected(key: string, operation: string, error: unknown): LockStoreError {
@@ -273,17 +249,4 @@ export class DynamoDBLockStore implements LockStore {
 
 function operationOf(command: DynamoDBCommand): string {
   return command instanceof GetItemCommand ? 'GetItem' : 'PutItem'
-}
-
-function dateOf(response: unknown): number | undefined {
-  const headers = (response as { headers?: Record<string, string | undefined> } | undefined)?.headers
-  const value = headers?.date ?? headers?.Date
-  const time = value === undefined ? Number.NaN : Date.parse(value)
-  return Number.isNaN(time) ? undefined : time
-}
-
-function describe(error: unknown, timeout?: AbortSignal): string {
-  if (timeout?.aborted) return 'request timed out'
-  if (error instanceof Error) return `${error.name}: ${error.message}`
-  return String(error)
 }

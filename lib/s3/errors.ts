@@ -1,3 +1,5 @@
+import { NETWORK_ERROR_CODES } from '../aws/errors.js'
+
 /** What an S3 error means for the protocol. */
 export const S3ErrorKind = {
   PreconditionFailed: 'precondition-failed',
@@ -24,19 +26,7 @@ const TRANSIENT_CODES = new Set([
   'InternalError',
   'ServiceUnavailable',
   'OperationAborted',
-  'TimeoutError',
-  'AbortError',
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
+  ...NETWORK_ERROR_CODES,
 ])
 
 interface ErrorShape {

@@ -1,4 +1,5 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { dated, describe } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
 import {
@@ -9,7 +10,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
-import { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client, describe, sendS3 } from './client.js'
+import { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { EtagQuoting, ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
@@ -53,16 +54,16 @@ export class S3LockStore implements LockStore {
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {
     const command = new GetObjectCommand({ Bucket: this.bucket, Key: key })
     const call = await this.#send(key, command, options)
-    if (call.kind === S3ErrorKind.NotFound) return { status: ReadStatus.Absent, ...date(call.serverDate) }
+    if (call.kind === S3ErrorKind.NotFound) return { status: ReadStatus.Absent, ...dated(call.serverDate) }
     // Without s3:ListBucket, which the construct's grant leaves out, S3 hides a missing key behind 403.
     if (call.kind === S3ErrorKind.Denied)
-      return { status: ReadStatus.Absent, unconfirmed: true, ...date(call.serverDate) }
+      return { status: ReadStatus.Absent, unconfirmed: true, ...dated(call.serverDate) }
     if (call.kind !== 'ok') throw this.#unexpected(key, 'GetObject', call.error)
     const { output } = call
     if (!('Body' in output) || !output.ETag)
       throw this.#unexpected(key, 'GetObject', new Error('no body or ETag'))
     const body = await readCapped(output.Body, MAX_RECORD_BYTES + 1)
-    return { status: ReadStatus.Found, body, etag: unquote(output.ETag), ...date(call.serverDate) }
+    return { status: ReadStatus.Found, body, etag: unquote(output.ETag), ...dated(call.serverDate) }
   }
 
   create(key: string, body: string, options: StoreCallOptions = {}): Promise<WriteResult> {
@@ -116,14 +117,14 @@ export class S3LockStore implements LockStore {
         if (!('ETag' in call.output) || !call.output.ETag) {
           throw this.#unexpected(key, 'PutObject', new Error('no ETag in the answer'))
         }
-        return { status: WriteStatus.Written, etag: unquote(call.output.ETag), ...date(call.serverDate) }
+        return { status: WriteStatus.Written, etag: unquote(call.output.ETag), ...dated(call.serverDate) }
       case S3ErrorKind.PreconditionFailed:
         // The SDK may have retried a write whose first try landed: then the 412 is our own doing.
-        return { status: WriteStatus.PreconditionFailed, ambiguous: call.retried, ...date(call.serverDate) }
+        return { status: WriteStatus.PreconditionFailed, ambiguous: call.retried, ...dated(call.serverDate) }
       case S3ErrorKind.Conflict:
-        return { status: WriteStatus.Conflict, ...date(call.serverDate) }
+        return { status: WriteStatus.Conflict, ...dated(call.serverDate) }
       case S3ErrorKind.NotFound:
-        if ('IfMatch' in condition) return { status: WriteStatus.Absent, ...date(call.serverDate) }
+        if ('IfMatch' in condition) return { status: WriteStatus.Absent, ...dated(call.serverDate) }
         throw this.#unexpected(key, 'PutObject', call.error)
       case S3ErrorKind.Denied:
         throw this.#unexpected(key, 'PutObject', call.error)
@@ -153,8 +154,4 @@ export class S3LockStore implements LockStore {
       },
     )
   }
-}
-
-function date(serverDate: number | undefined): { serverDate?: number } {
-  return serverDate === undefined ? {} : { serverDate }
 }

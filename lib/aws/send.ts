@@ -1,0 +1,92 @@
+/**
+ * The AWS SDK plumbing every store on an AWS service shares: one request bounded by a timeout and
+ * the caller's signal, with the server's clock read from the response's `Date` header even when
+ * the service answers an error. Typed structurally, so it loads no SDK package of its own.
+ */
+
+/** Timeout of each request when none is given, in ms. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+
+/** The slice of Smithy's middleware stack we use, typed here to avoid a dependency on @smithy/types. */
+interface DeserializeStack {
+  add(
+    middleware: (
+      next: (args: unknown) => Promise<{ response: unknown }>,
+    ) => (args: unknown) => Promise<{ response: unknown }>,
+    options: { step: 'deserialize'; priority: 'low'; name: string },
+  ): void
+}
+
+/** A command as any SDK v3 client sends it. */
+export interface SdkCommand {
+  readonly middlewareStack: unknown
+}
+
+export interface SdkClient<C extends SdkCommand, O> {
+  send(command: C, options: { abortSignal: AbortSignal }): Promise<O>
+}
+
+export type Sent<O> =
+  | { readonly ok: true; readonly output: O; readonly serverDate: number | undefined }
+  | {
+      readonly ok: false
+      readonly error: unknown
+      /** Our own request timeout fired (not the caller's signal). */
+      readonly timedOut: boolean
+      /** The SDK sent it more than once: a failed condition may be our own first try's doing. */
+      readonly retried: boolean
+      readonly serverDate: number | undefined
+    }
+
+/**
+ * Sends `command`; a failure comes back as a value for the store to classify. When the caller's
+ * own signal aborted, rejects with its reason: the caller gave up, the store did not fail.
+ */
+export async function sendTimed<C extends SdkCommand, O>(
+  client: SdkClient<C, O>,
+  command: C,
+  options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined },
+): Promise<Sent<O>> {
+  let serverDate: number | undefined
+  ;(command.middlewareStack as DeserializeStack).add(
+    (next) => async (args) => {
+      try {
+        const answer = await next(args)
+        serverDate = dateOf(answer.response)
+        return answer
+      } catch (error) {
+        serverDate = dateOf((error as { $response?: unknown }).$response)
+        throw error
+      }
+    },
+    { step: 'deserialize', priority: 'low', name: 'lambdaSingletonServerDate' },
+  )
+  const timeout = AbortSignal.timeout(options.timeoutMs)
+  const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
+  try {
+    return { ok: true, output: await client.send(command, { abortSignal }), serverDate }
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason
+    const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1
+    return { ok: false, error, timedOut: timeout.aborted, retried: attempts > 1, serverDate }
+  }
+}
+
+/** An error for a message: its name and message, or that the request timed out. */
+export function describe(error: unknown, timedOut = false): string {
+  if (timedOut) return 'request timed out'
+  if (error instanceof Error) return `${error.name}: ${error.message}`
+  return String(error)
+}
+
+/** `{ serverDate }` when known, to spread into a store's result. */
+export function dated(serverDate: number | undefined): { serverDate?: number } {
+  return serverDate === undefined ? {} : { serverDate }
+}
+
+function dateOf(response: unknown): number | undefined {
+  const headers = (response as { headers?: Record<string, string | undefined> } | undefined)?.headers
+  const value = headers?.date ?? headers?.Date
+  const time = value === undefined ? Number.NaN : Date.parse(value)
+  return Number.isNaN(time) ? undefined : time
+}
