@@ -8,8 +8,7 @@ import { Lease } from './lease.js'
 import { forceRelease, reset } from './operator.js'
 import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
-import type { LockStore } from './store.js'
-import { WriteStatus } from './store.js'
+import { type LockStore, WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
 export interface LockOptions {

@@ -96,8 +96,8 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   if (store !== undefined && !isStore(store)) fail('store must be a LockStore (read, create, replace)')
   const onHeld = options.onHeld ?? OnHeld.Skip
   if (!Object.values(OnHeld).includes(onHeld)) fail(`onHeld must be 'skip' or 'throw', got ${String(onHeld)}`)
-  if (options.heartbeatMs !== undefined && ttlMs === undefined) fail('heartbeatMs needs ttlMs')
-  const heartbeatMs = ttlMs === undefined ? undefined : (options.heartbeatMs ?? defaultHeartbeatMs(ttlMs))
+  // The default heartbeat is checked like a given one: a ttl too short for it can never work.
+  const heartbeatMs = options.heartbeatMs ?? (ttlMs === undefined ? undefined : defaultHeartbeatMs(ttlMs))
   validateTiming({ ttlMs, clockSkewMarginMs, waitMs, heartbeatMs }, where)
   if (options.tickId !== undefined && options.tickId !== false && typeof options.tickId !== 'function') {
     fail('tickId must be a function or false')
