@@ -154,6 +154,7 @@ export class LockBucket extends Construct {
    * reads (bucket name and key prefix), and `grant()`.
    */
   bind(fn: lambda.Function): void {
+    fn.addEnvironment(LOCK_ENV.store, 's3')
     fn.addEnvironment(LOCK_ENV.bucket, this.bucket.bucketName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     this.grant(fn)

@@ -212,6 +212,7 @@ export class LockTable extends Construct {
    * name, key prefix, and the partition key when it is not `pk`), and `grant()`.
    */
   bind(fn: lambda.Function): void {
+    fn.addEnvironment(LOCK_ENV.store, 'dynamodb')
     fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     if (this.partitionKey !== DEFAULT_PARTITION_KEY) {

@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs'
 import * as logs from 'aws-cdk-lib/aws-logs'
 import { Construct } from 'constructs'
+import { LOCK_ENV, type LockStoreKind } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { ScheduledSingleton, type ScheduledSingletonOptions } from './scheduled-singleton.js'
 
@@ -84,6 +85,7 @@ export class ScheduledSingletonFunction extends Construct {
     }
 
     const given = props.functionProps ?? {}
+    const storeKind: LockStoreKind = props.lockTable ? 'dynamodb' : 's3'
     this.logGroup =
       given.logGroup ??
       new logs.LogGroup(this, 'LogGroup', {
@@ -109,6 +111,8 @@ export class ScheduledSingletonFunction extends Construct {
         mainFields: ['module', 'main'],
         banner: ESM_REQUIRE_BANNER,
         ...given.bundling,
+        // The store is known here: the middleware's branch for the other one (and its SDK) drops out.
+        define: { [`process.env.${LOCK_ENV.store}`]: JSON.stringify(storeKind), ...given.bundling?.define },
       },
     })
 

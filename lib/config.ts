@@ -14,7 +14,16 @@ export const LOCK_ENV = {
    * Set only when it is not `pk`: absent means `pk`.
    */
   partitionKey: 'LAMBDA_SINGLETON_PARTITION_KEY',
+  /**
+   * Which store to use, `s3` or `dynamodb`, when the environment alone would be ambiguous. The
+   * constructs also give it to esbuild as a `define`, which leaves the other store's SDK out of
+   * the bundle.
+   */
+  store: 'LAMBDA_SINGLETON_STORE',
 } as const
+
+/** The stores the environment can name. */
+export type LockStoreKind = 's3' | 'dynamodb'
 
 /** Default key prefix for lock objects. */
 export const DEFAULT_KEY_PREFIX = 'locks/'

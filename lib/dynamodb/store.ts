@@ -65,6 +65,8 @@ export class DynamoDBLockStore implements LockStore {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
   readonly client: DynamoDBClient
   readonly tableName: string
+  /** Name of the table's partition key, whose value is the lock key. */
+  readonly partitionKey: string
   readonly requestTimeoutMs: number
   readonly #layout: ItemLayout
   /** The last item written or read per key, by etag: what a replace of that etag must find. */
@@ -88,6 +90,7 @@ export class DynamoDBLockStore implements LockStore {
     }
     this.client = options.client ?? defaultClient()
     this.tableName = options.tableName
+    this.partitionKey = partitionKey
     this.requestTimeoutMs = timeout
     this.#layout = { partitionKey, ...(sortKey && { sortKey: { name: sortKey.name, value: sortKey.value } }) }
   }

@@ -1,19 +1,62 @@
-import { LOCK_ENV } from '../config.js'
+import { LOCK_ENV, type LockStoreKind } from '../config.js'
 import { LockOptionsError } from '../core/errors.js'
 import type { LockStore } from '../core/store.js'
 
 /**
- * The store named by the environment the constructs set. Loaded on first use, so that importing
- * a handler (in a unit test, say) needs no environment, and a user who passes `store` never
- * loads the S3 SDK.
+ * The store named by the environment the constructs set: S3 when `LAMBDA_SINGLETON_BUCKET` is
+ * set, DynamoDB when `LAMBDA_SINGLETON_TABLE` is. Loaded on first use, so that importing a
+ * handler (in a unit test, say) needs no environment, and each SDK is loaded only by the users
+ * of its store.
+ *
+ * `process.env.LAMBDA_SINGLETON_STORE` is read literally, not through `LOCK_ENV`, so that a
+ * bundler can replace it with a constant (the constructs `define` it for esbuild): the branch
+ * of the other store is then dead, and neither its code nor its SDK goes into the bundle.
  */
 export async function storeFromEnvironment(where: string): Promise<LockStore> {
   const bucket = process.env[LOCK_ENV.bucket]
-  if (bucket) {
+  const table = process.env[LOCK_ENV.table]
+  const kind = chosenKind(where, bucket, table)
+  if (process.env.LAMBDA_SINGLETON_STORE !== 'dynamodb' && kind === 's3' && bucket) {
     const { S3LockStore } = await import('../s3/store.js')
     return new S3LockStore({ bucket })
   }
+  if (process.env.LAMBDA_SINGLETON_STORE !== 's3' && kind === 'dynamodb' && table) {
+    const { DynamoDBLockStore } = await importDynamoDBStore(where)
+    const partitionKey = process.env[LOCK_ENV.partitionKey] || undefined
+    return new DynamoDBLockStore({ tableName: table, ...(partitionKey && { partitionKey }) })
+  }
+  const named = kind === 's3' ? LOCK_ENV.bucket : LOCK_ENV.table
+  throw new LockOptionsError(`${where}: ${LOCK_ENV.store} is "${kind}" but ${named} is not set`)
+}
+
+function chosenKind(where: string, bucket?: string, table?: string): LockStoreKind {
+  const kind = process.env.LAMBDA_SINGLETON_STORE
+  if (kind === 's3' || kind === 'dynamodb') return kind
+  if (kind) {
+    throw new LockOptionsError(`${where}: ${LOCK_ENV.store} must be "s3" or "dynamodb", not "${kind}"`)
+  }
+  if (bucket && table) {
+    throw new LockOptionsError(
+      `${where}: both ${LOCK_ENV.bucket} and ${LOCK_ENV.table} are set: unset one, set ${LOCK_ENV.store}, or pass { store }`,
+    )
+  }
+  if (bucket) return 's3'
+  if (table) return 'dynamodb'
   throw new LockOptionsError(
-    `${where}: no lock store: pass { store } (e.g. new S3LockStore({ bucket }) from 'lambda-singleton/s3') or set ${LOCK_ENV.bucket} (the construct sets it)`,
+    `${where}: no lock store: pass { store } (e.g. new S3LockStore({ bucket }) from 'lambda-singleton/s3'), or set ${LOCK_ENV.bucket} or ${LOCK_ENV.table} (the constructs set them)`,
   )
+}
+
+/** `@aws-sdk/client-dynamodb` is an optional peer dependency: say so when it is missing. */
+async function importDynamoDBStore(where: string): Promise<typeof import('../dynamodb/store.js')> {
+  try {
+    return await import('../dynamodb/store.js')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(error).includes('@aws-sdk/client-dynamodb')) throw error
+    throw new LockOptionsError(
+      `${where}: ${LOCK_ENV.table} is set but @aws-sdk/client-dynamodb is not installed: add it to your dependencies`,
+      { cause: error },
+    )
+  }
 }

@@ -92,6 +92,7 @@ describe('the example app', () => {
       expect(code.includes('"LAMBDA_SINGLETON_BUCKET"')).toBe(true) // the middleware, from lib/ sources
       expect(code.includes('"PutObject"') && code.includes('AmazonS3')).toBe(true) // the AWS SDK, bundled
       expect(/from ?["']@aws-sdk\//.test(code)).toBe(false) // ...and not left as an import
+      expect(code.includes('DynamoDB')).toBe(false) // an S3 lock: the DynamoDB store left out
       // Load it as Lambda would: a module that exports `handler`.
       const { stdout } = await run(
         process.execPath,

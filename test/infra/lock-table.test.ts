@@ -287,6 +287,7 @@ describe('ScheduledSingletonFunction and ScheduledSingleton with a LockTable', (
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: {
+          [LOCK_ENV.store]: 'dynamodb',
           [LOCK_ENV.table]: { Ref: fnTableId },
           [LOCK_ENV.keyPrefix]: 'locks/',
           [LOCK_ENV.partitionKey]: 'lock_id',

@@ -84,6 +84,7 @@ describe('ScheduledSingletonFunction: the function', () => {
     full.template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: {
+          [LOCK_ENV.store]: 's3',
           [LOCK_ENV.bucket]: { Ref: lockBucketId },
           [LOCK_ENV.keyPrefix]: DEFAULT_KEY_PREFIX,
           NODE_OPTIONS: '--enable-source-maps',

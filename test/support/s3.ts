@@ -40,24 +40,4 @@ export async function putRaw(s3: S3Client, bucket: string, key: string, body: st
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }))
 }
 
-/** Counts the HTTP requests a client sends (each SDK attempt counts), by operation. */
-export function countRequests(s3: S3Client): {
-  byOperation: Map<string, number>
-  total(): number
-  reset(): void
-} {
-  const byOperation = new Map<string, number>()
-  s3.middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = String(context.commandName ?? 'unknown').replace(/Command$/, '')
-      byOperation.set(name, (byOperation.get(name) ?? 0) + 1)
-      return next(args)
-    },
-    { step: 'deserialize', priority: 'low', name: 'countRequests' },
-  )
-  return {
-    byOperation,
-    total: () => [...byOperation.values()].reduce((sum, n) => sum + n, 0),
-    reset: () => byOperation.clear(),
-  }
-}
+export { countRequests } from './requests.js'

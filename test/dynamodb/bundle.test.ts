@@ -1,0 +1,50 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
+import { freshTable, getItem, testDynamoDBClient } from '../support/dynamodb.js'
+
+let client: DynamoDBClient
+let tableName: string
+let bundle: { path: string; code: string }
+
+beforeAll(async () => {
+  client = testDynamoDBClient()
+  tableName = await freshTable(client, 'bundle', { partitionKey: 'lock_id' })
+  bundle = await bundleLikeTheConstruct('test/dynamodb/fixtures/handler.ts', 'dynamodb')
+}, 60_000)
+
+afterAll(() => client.destroy())
+
+async function invoke(event: unknown): Promise<unknown> {
+  const target = inject('dynamodb')
+  return invokeBundle(bundle.path, event, {
+    AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
+    AWS_REGION: target.region,
+    AWS_ACCESS_KEY_ID: target.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+    LAMBDA_SINGLETON_STORE: 'dynamodb',
+    LAMBDA_SINGLETON_TABLE: tableName,
+    LAMBDA_SINGLETON_PARTITION_KEY: 'lock_id',
+  })
+}
+
+describe('a handler bound to a LockTable, bundled like the construct bundles it', () => {
+  it('leaves the S3 store and its SDK out of the bundle', () => {
+    expect(bundle.code).toContain('attribute_not_exists')
+    expect(bundle.code).not.toMatch(/If-None-Match|S3Client/)
+  })
+
+  it('locks on the table from the environment: one of three concurrent runs works, the next gets token 2', async () => {
+    const tick = {
+      source: 'lambda-singleton.scheduler',
+      schedule: 'hourly',
+      scheduledTime: '2026-11-22T05:00:00Z',
+    }
+    const results = await Promise.all([invoke(tick), invoke(tick), invoke(tick)])
+    expect(results.filter((r) => (r as { skipped?: boolean }).skipped === true)).toHaveLength(2)
+    expect(results.filter((r) => (r as { token?: number }).token === 1)).toHaveLength(1)
+    const item = await getItem(client, tableName, { lock_id: { S: 'locks/handler' } })
+    expect(item).toMatchObject({ token: { N: '1' }, expires_at: { N: '0' } })
+    expect(await invoke({ ...tick, scheduledTime: '2026-11-22T06:00:00Z' })).toEqual({ token: 2 })
+  })
+})

@@ -1,0 +1,362 @@
+import middy from '@middy/core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type LockStore, ReadStatus } from '../../lib/core/store.js'
+import {
+  isSkipResult,
+  LockHeldError,
+  type OutcomeEvent,
+  type SingletonContext,
+  type SingletonOptions,
+  type SkipResult,
+  singleton,
+} from '../../lib/middy/index.js'
+import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
+import type { RequestCount } from '../support/requests.js'
+
+/** A real engine (S3, DynamoDB) for the middleware to lock on. */
+export interface EngineTarget {
+  /** A store on the shared namespace (bucket, table). */
+  store(): LockStore
+  /** A store whose requests are counted, on a client of its own; `close` frees that client. */
+  counted(): { store: LockStore; requests: RequestCount; close(): void }
+  close(): void
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const silent = { info() {}, warn() {}, error() {} }
+
+/**
+ * The middleware's promises, checked on a real engine with real time: one of many concurrent
+ * invocations runs, releases keep the token, ticks are deduplicated, heartbeats and signals work.
+ * Every store runs it (test/middy/singleton.test.ts on S3, test/dynamodb/singleton.test.ts).
+ */
+export function describeSingletonOnEngine(name: string, setup: () => Promise<EngineTarget>): void {
+  let target: EngineTarget
+  let functions = 0
+  const freshFunction = (label: string): string => `${label}-${++functions}-${Date.now()}`
+
+  beforeAll(async () => {
+    target = await setup()
+  })
+  afterAll(() => target?.close())
+
+  /** The lock record at `key`, read through a store as any process would. */
+  const snapshot = async (key: string) => {
+    const read = await target.store().read(key)
+    if (read.status !== ReadStatus.Found) throw new Error(`no lock record at ${key}`)
+    return { body: read.body, etag: read.etag }
+  }
+  const record = async (key: string) => JSON.parse((await snapshot(key)).body) as Record<string, unknown>
+  /** A conditional write of someone else's record over the current one. */
+  const rewrite = async (
+    key: string,
+    change: (current: Record<string, unknown>) => Record<string, unknown>,
+  ) => {
+    const current = await snapshot(key)
+    const written = await target
+      .store()
+      .replace(key, JSON.stringify(change(JSON.parse(current.body))), current.etag)
+    if (written.status !== 'written') throw new Error(`the outside write failed: ${written.status}`)
+  }
+
+  /** A handler behind the middleware, with the outcomes it reported. */
+  function wrapped<TResult>(
+    body: (event: unknown, context: SingletonContext) => Promise<TResult>,
+    options: SingletonOptions & { timeoutEarlyInMillis?: number } = {},
+  ) {
+    const outcomes: OutcomeEvent[] = []
+    const { timeoutEarlyInMillis, ...rest } = options
+    const handler = middy<unknown, TResult, Error, SingletonContext>({
+      timeoutEarlyInMillis: timeoutEarlyInMillis ?? 0,
+    })
+      .use(
+        singleton<unknown, TResult>({
+          store: target.store(),
+          logger: silent,
+          onOutcome: (o) => outcomes.push(o),
+          ...rest,
+        }),
+      )
+      .handler(body)
+    // Middy types the result as the body's; behind singleton() it may also be a SkipResult.
+    return {
+      handler: handler as (event: unknown, context: SingletonContext) => Promise<TResult | SkipResult>,
+      outcomes,
+    }
+  }
+
+  describe(`singleton() middleware on ${name}`, () => {
+    it('runs exactly one of 10 concurrent invocations; the rest skip at one read and one write each', async () => {
+      const functionName = freshFunction('race')
+      const { store, requests, close } = target.counted()
+      let running = 0
+      const seen: number[] = []
+      const { handler } = wrapped(
+        async (_event, context) => {
+          running++
+          seen.push(context.singleton.token)
+          await sleep(500)
+          running--
+          return { done: true, token: context.singleton.token }
+        },
+        { store },
+      )
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => handler({}, lambdaContext({ functionName }))),
+      )
+      const ran = results.filter((r) => !isSkipResult(r))
+      const skipped = results.filter(isSkipResult)
+      expect(ran).toHaveLength(1)
+      expect(skipped).toHaveLength(9)
+      expect(seen).toHaveLength(1)
+      expect(running).toBe(0)
+      for (const skip of skipped) {
+        expect(skip).toMatchObject({ reason: 'held', key: `locks/${functionName}` })
+        // A loser that read the record names the holder; one that lost the write race does not pay to.
+        if (skip.holder !== undefined) expect(skip).toMatchObject({ token: seen[0] })
+      }
+      // The winner: read, write, write (release). Each loser: at most one read and one write.
+      expect(requests.total()).toBeLessThanOrEqual(3 + 9 * 2)
+      expect(await record(`locks/${functionName}`)).toMatchObject({ token: seen[0], expires_at: 0 })
+      close()
+    })
+
+    it('releases after success and after a throw, so the next run gets token + 1', async () => {
+      const functionName = freshFunction('release')
+      const key = `locks/${functionName}`
+      const tokens: number[] = []
+      const { handler } = wrapped(async (event, context) => {
+        tokens.push(context.singleton.token)
+        if ((event as { fail?: boolean }).fail) throw new Error('job failed')
+        return 'ok'
+      })
+      await handler({}, lambdaContext({ functionName }))
+      expect(await record(key)).toMatchObject({ token: 1, expires_at: 0 })
+      await expect(handler({ fail: true }, lambdaContext({ functionName }))).rejects.toThrow('job failed')
+      expect(await record(key)).toMatchObject({ token: 2, expires_at: 0 })
+      await handler({}, lambdaContext({ functionName }))
+      expect(tokens).toEqual([1, 2, 3])
+    })
+
+    it("releases on Middy's early timeout, before Lambda would kill the invocation", async () => {
+      const functionName = freshFunction('timeout')
+      const key = `locks/${functionName}`
+      let aborted = false
+      const { handler } = wrapped(
+        async (_event, context) => {
+          context.singleton.signal.addEventListener('abort', () => {
+            aborted = true
+          })
+          await sleep(5_000)
+          return 'too late'
+        },
+        { timeoutEarlyInMillis: 1_000 },
+      )
+      const startedAt = Date.now()
+      await expect(handler({}, lambdaContext({ functionName, timeoutMs: 2_000 }))).rejects.toMatchObject({
+        name: 'TimeoutError',
+      })
+      expect(Date.now() - startedAt).toBeLessThan(2_000)
+      expect(await record(key)).toMatchObject({ token: 1, expires_at: 0 })
+      expect(aborted).toBe(true)
+    })
+
+    it('keeps a 2 s lease alive with heartbeats through a 6 s handler', async () => {
+      const functionName = freshFunction('heartbeat')
+      const { handler } = wrapped(
+        async (_event, context) => {
+          await sleep(6_000)
+          return { lost: context.singleton.signal.aborted }
+        },
+        { ttlMs: 2_000, clockSkewMarginMs: 300 },
+      )
+      const { handler: contender } = wrapped(async () => 'ran', { ttlMs: 2_000, clockSkewMarginMs: 300 })
+      const run = handler({}, lambdaContext({ functionName }))
+      const attempts: unknown[] = []
+      for (const at of [2_500, 2_000, 1_000]) {
+        await sleep(at)
+        attempts.push(await contender({}, lambdaContext({ functionName })))
+      }
+      expect(await run).toEqual({ lost: false })
+      expect(attempts.every(isSkipResult)).toBe(true)
+      expect(await record(`locks/${functionName}`)).toMatchObject({ token: 1, expires_at: 0 })
+    })
+
+    it('sends no heartbeat once the invocation has returned (no timer outlives it)', async () => {
+      const functionName = freshFunction('timers')
+      const { store, requests, close } = target.counted()
+      const { handler } = wrapped(async () => sleep(1_200), {
+        store,
+        ttlMs: 1_500,
+        clockSkewMarginMs: 200,
+      })
+      await handler({}, lambdaContext({ functionName }))
+      expect(requests.writes()).toBeGreaterThanOrEqual(3) // acquire, a heartbeat or two, release
+      requests.reset()
+      await sleep(1_500) // three heartbeat periods
+      expect(requests.total()).toBe(0)
+      close()
+    })
+
+    it('releases at the next invocation a lease whose after was skipped by a later middleware', async () => {
+      const functionName = freshFunction('abandoned')
+      const outcomes: OutcomeEvent[] = []
+      let runs = 0
+      const handler = middy<unknown, unknown, Error, SingletonContext>()
+        .use(
+          singleton({
+            store: target.store(),
+            logger: silent,
+            onOutcome: (o) => outcomes.push(o),
+          }),
+        )
+        // Used after singleton(), this ends some requests early: Middy then skips singleton's after.
+        .use({
+          before: (request) => ((request.event as { early?: boolean }).early ? 'ended early' : undefined),
+        })
+        .handler(async () => ++runs)
+      expect(await handler({ early: true }, lambdaContext({ functionName, timeoutMs: 300 }))).toBe(
+        'ended early',
+      )
+      expect(await record(`locks/${functionName}`)).toMatchObject({ token: 1 })
+      await sleep(400) // that invocation's time is over
+      expect(await handler({}, lambdaContext({ functionName }))).toBe(1)
+      expect(outcomes.map((o) => o.outcome)).toEqual([
+        'acquired',
+        'error',
+        'released',
+        'acquired',
+        'released',
+      ])
+    })
+
+    it('gives each invocation its own owner outside Lambda, so overlapping ones do not both run', async () => {
+      const functionName = freshFunction('no-request-id')
+      const { handler } = wrapped(async () => {
+        await sleep(300)
+        return 'ran'
+      })
+      const context = () => ({ ...lambdaContext({ functionName }), awsRequestId: '' }) as SingletonContext
+      const results = await Promise.all([handler({}, context()), handler({}, context())])
+      expect(results.filter((r) => r === 'ran')).toHaveLength(1)
+    })
+
+    it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
+      const functionName = freshFunction('stolen')
+      const key = `locks/${functionName}`
+      const { handler, outcomes } = wrapped(
+        async (_event, context) => {
+          // An operator or a buggy peer overwrites the lock (conditionally, as the bucket policy demands).
+          await rewrite(key, (current) => ({
+            ...current,
+            token: (current.token as number) + 1,
+            owner: 'thief',
+          }))
+          await new Promise((resolve) => context.singleton.signal.addEventListener('abort', resolve))
+          return { reason: (context.singleton.signal.reason as Error).name }
+        },
+        { ttlMs: 1_500, clockSkewMarginMs: 300 },
+      )
+      expect(await handler({}, lambdaContext({ functionName }))).toEqual({ reason: 'LockLostError' })
+      expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
+      expect(await record(key)).toMatchObject({ token: 2, owner: 'thief' })
+    })
+
+    it('skips a duplicate delivery of a completed tick, and runs the next tick', async () => {
+      const functionName = freshFunction('dedupe')
+      const key = `locks/${functionName}`
+      let runs = 0
+      const { handler, outcomes } = wrapped(async () => ++runs)
+      const tick = schedulerEvent('2026-11-21T03:00:00Z')
+      expect(await handler(tick, lambdaContext({ functionName }))).toBe(1)
+      expect(await record(key)).toMatchObject({ last_run: '2026-11-21T03:00:00Z' })
+      const before = await snapshot(key)
+      expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({
+        skipped: true,
+        reason: 'duplicate',
+        tick: '2026-11-21T03:00:00Z',
+      })
+      expect(await snapshot(key)).toEqual(before) // a duplicate writes nothing
+      expect(await handler(schedulerEvent('2026-11-22T03:00:00Z'), lambdaContext({ functionName }))).toBe(2)
+      // A late delivery of the first tick, after a newer tick ran, is a duplicate too.
+      expect(await handler(tick, lambdaContext({ functionName }))).toMatchObject({ reason: 'duplicate' })
+      expect(runs).toBe(2)
+      expect(outcomes.map((o) => o.outcome)).toContain('duplicate')
+    })
+
+    it('does not mark a tick done when the handler failed, so its retry runs', async () => {
+      const functionName = freshFunction('retry-tick')
+      let calls = 0
+      const { handler } = wrapped(async () => {
+        if (++calls === 1) throw new Error('flaky')
+        return calls
+      })
+      const tick = schedulerEvent('2026-11-21T04:00:00Z')
+      await expect(handler(tick, lambdaContext({ functionName }))).rejects.toThrow('flaky')
+      expect(await handler(tick, lambdaContext({ functionName }))).toBe(2)
+    })
+
+    it('hands a checkpoint to the next holder', async () => {
+      const functionName = freshFunction('checkpoint')
+      const states: unknown[] = []
+      const { handler } = wrapped(async (event, context) => {
+        states.push(context.singleton.state)
+        await context.singleton.checkpoint({ cursor: 41 })
+        if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
+        await context.singleton.checkpoint({ cursor: 42 })
+        return 'done'
+      })
+      await expect(handler({ crash: true }, lambdaContext({ functionName }))).rejects.toThrow('crashed')
+      await handler({}, lambdaContext({ functionName }))
+      expect(states).toEqual([undefined, { cursor: 41 }])
+      await expect(
+        wrapped(async (_e, context) => context.singleton.checkpoint('x'.repeat(100_000))).handler(
+          {},
+          lambdaContext({ functionName }),
+        ),
+      ).rejects.toThrow(/Checkpoint state is .* bytes/)
+    })
+
+    it("throws LockHeldError with onHeld: 'throw'", async () => {
+      const functionName = freshFunction('throw')
+      const { handler } = wrapped(async () => sleep(800), { onHeld: 'throw' })
+      const first = handler({}, lambdaContext({ functionName }))
+      await sleep(200)
+      const error = await handler({}, lambdaContext({ functionName })).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockHeldError)
+      expect((error as LockHeldError).holder?.owner).toMatch(new RegExp(`^${functionName}/`))
+      await first
+    })
+
+    it('waits for the holder with waitMs, then runs', async () => {
+      const functionName = freshFunction('wait')
+      const order: string[] = []
+      const { handler } = wrapped(
+        async (event) => {
+          order.push(`start ${(event as { n: number }).n}`)
+          await sleep(700)
+          order.push(`end ${(event as { n: number }).n}`)
+          return (event as { n: number }).n
+        },
+        { waitMs: 5_000 },
+      )
+      const results = await Promise.all([
+        handler({ n: 1 }, lambdaContext({ functionName })),
+        sleep(100).then(() => handler({ n: 2 }, lambdaContext({ functionName }))),
+      ])
+      expect(results).toEqual([1, 2])
+      expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2'])
+    })
+
+    it('locks per tenant with a key function', async () => {
+      const functionName = freshFunction('tenant')
+      const { handler } = wrapped(async (_event, context) => context.singleton.key, {
+        key: (event) => `sync/${(event as { tenant: string }).tenant}`,
+      })
+      const keys = await Promise.all(
+        ['acme', 'globex'].map((tenant) => handler({ tenant }, lambdaContext({ functionName }))),
+      )
+      expect(keys).toEqual(['locks/sync/acme', 'locks/sync/globex'])
+    })
+  })
+}

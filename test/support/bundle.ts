@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { build } from 'esbuild'
+import type { LockStoreKind } from '../../lib/config.js'
+
+const run = promisify(execFile)
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * Bundles `entry` with the options ScheduledSingletonFunction gives NodejsFunction
+ * (infra/scheduled-singleton-function.ts), for a function bound to a store of `kind`.
+ * Returns the bundle's path and its text.
+ */
+export async function bundleLikeTheConstruct(
+  entry: string,
+  kind: LockStoreKind,
+): Promise<{ path: string; code: string }> {
+  const path = join(mkdtempSync(join(tmpdir(), 'lambda-singleton-bundle-')), 'index.mjs')
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile: path,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    minify: true,
+    sourcemap: true,
+    mainFields: ['module', 'main'],
+    conditions: ['source'],
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    define: { 'process.env.LAMBDA_SINGLETON_STORE': JSON.stringify(kind) },
+    logLevel: 'silent',
+  })
+  return { path, code: readFileSync(path, 'utf8') }
+}
+
+/** One invocation of a bundle in its own Node process, as Lambda would run it; its result. */
+export async function invokeBundle(
+  bundle: string,
+  event: unknown,
+  env: Record<string, string>,
+): Promise<unknown> {
+  const { stdout } = await run(
+    process.execPath,
+    [join(root, 'test/support/run-lambda.mjs'), bundle, JSON.stringify(event)],
+    { env: { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), 'lambda-home-')), ...env } },
+  )
+  const last = stdout.trim().split('\n').at(-1) ?? '{}'
+  return (JSON.parse(last) as { result: unknown }).result
+}

@@ -1,0 +1,32 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import type { S3Client } from '@aws-sdk/client-s3'
+
+export interface RequestCount {
+  /** Requests by operation name (`GetObject`, `PutItem`…). */
+  readonly byOperation: Map<string, number>
+  total(): number
+  /** Writes of any kind (`Put…`, `Update…`, `Delete…`). */
+  writes(): number
+  reset(): void
+}
+
+/** Counts the HTTP requests an AWS SDK client sends (each SDK attempt counts), by operation. */
+export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
+  const byOperation = new Map<string, number>()
+  // The two clients' stacks differ only in their type parameters.
+  ;(client.middlewareStack as S3Client['middlewareStack']).add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName ?? 'unknown').replace(/Command$/, '')
+      byOperation.set(name, (byOperation.get(name) ?? 0) + 1)
+      return next(args)
+    },
+    { step: 'deserialize', priority: 'low', name: 'countRequests' },
+  )
+  const sum = (names: string[]) => names.reduce((total, name) => total + (byOperation.get(name) ?? 0), 0)
+  return {
+    byOperation,
+    total: () => sum([...byOperation.keys()]),
+    writes: () => sum([...byOperation.keys()].filter((name) => /^(Put|Update|Delete)/.test(name))),
+    reset: () => byOperation.clear(),
+  }
+}
