@@ -2,21 +2,21 @@
 /**
  * The operator CLI: look at a lock, free a stuck one, repair a corrupted one.
  *
- *   lambda-singleton inspect        --bucket B --key K
+ *   lambda-singleton inspect        --bucket B --key K     (or --table T for a DynamoDB lock)
  *   lambda-singleton force-release  --bucket B --key K
  *   lambda-singleton reset          --bucket B --key K --token N
  *
  * Credentials and region come from the usual AWS environment; `--endpoint` (or S3_ENDPOINT)
- * points it at another S3 engine, with path-style addressing.
+ * points it at another engine (S3 with path-style addressing).
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { S3Client } from '@aws-sdk/client-s3'
 import { LockError } from '../core/errors.js'
-import { S3Lock } from '../s3/s3-lock.js'
+import { Lock } from '../core/lock.js'
+import { openStore, type StoreClients } from './store.js'
 
-const USAGE = `usage: lambda-singleton <command> --bucket BUCKET --key KEY [options]
+const USAGE = `usage: lambda-singleton <command> (--bucket BUCKET | --table TABLE) --key KEY [options]
 
 commands:
   inspect        print the lock record and whether it is held (reads only)
@@ -24,18 +24,19 @@ commands:
   reset          replace a corrupted lock object with a released record (--token N, above any token used)
 
 options:
-  --bucket B     bucket of the lock objects
-  --key K        the lock object's key, e.g. locks/nightly-report
+  --bucket B     S3 bucket of the lock objects
+  --table T      DynamoDB table of the lock items (instead of --bucket)
+  --partition-key NAME
+                 the table's partition key (default: pk)
+  --key K        the lock's key, e.g. locks/nightly-report
   --token N      (reset) the token to store
-  --endpoint URL another S3 engine (default: $S3_ENDPOINT, else AWS)
+  --endpoint URL another engine (S3 default: $S3_ENDPOINT, DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB; else AWS)
   --owner NAME   who you are, recorded in the lock object (default: operator@<host>)
   --help`
 
-export interface CliIo {
+export interface CliIo extends StoreClients {
   readonly out: (line: string) => void
   readonly err: (line: string) => void
-  /** A client to use instead of one built from the options (tests). */
-  readonly s3?: S3Client
   readonly env?: NodeJS.ProcessEnv
 }
 
@@ -53,15 +54,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     ;(values.help ? io.out : io.err)(USAGE)
     return values.help ? 0 : 2
   }
-  if (!values.bucket || !values.key) {
-    io.err(`--bucket and --key are required\n\n${USAGE}`)
+  if (!values.bucket === !values.table || !values.key) {
+    io.err(`--key and one of --bucket (S3) or --table (DynamoDB) are required\n\n${USAGE}`)
     return 2
   }
-  const endpoint = values.endpoint ?? io.env?.S3_ENDPOINT
-  const s3 = io.s3 ?? new S3Client(endpoint ? { endpoint, forcePathStyle: true } : {})
-  const lock = new S3Lock({
-    s3,
-    bucket: values.bucket,
+  const endpoint = values.endpoint ?? (values.bucket ? io.env?.S3_ENDPOINT : undefined)
+  const { store, close } = await openStore(
+    { bucket: values.bucket, table: values.table, partitionKey: values['partition-key'], endpoint },
+    io,
+  )
+  const lock = new Lock({
+    store,
     key: values.key,
     owner: values.owner ?? `operator@${process.env.HOSTNAME ?? 'cli'}`,
   })
@@ -96,7 +99,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if ('raw' in error) io.err(`raw object: ${String(error.raw).slice(0, 2_000)}`)
     return 1
   } finally {
-    if (!io.s3) s3.destroy()
+    close()
   }
 }
 
@@ -106,6 +109,8 @@ function parse(argv: readonly string[]) {
     allowPositionals: true,
     options: {
       bucket: { type: 'string' },
+      table: { type: 'string' },
+      'partition-key': { type: 'string' },
       key: { type: 'string' },
       token: { type: 'string' },
       endpoint: { type: 'string' },

@@ -66,7 +66,10 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
 
   it('explains its usage on bad arguments', async () => {
     expect((await cli()).code).toBe(2)
-    expect((await cli('inspect', '--bucket', bucket)).err).toMatch(/--bucket and --key are required/)
+    expect((await cli('inspect', '--bucket', bucket)).err).toMatch(
+      /--key and one of --bucket \(S3\) or --table/,
+    )
+    expect((await cli('inspect', '--bucket', bucket, '--table', 't', '--key', 'k')).code).toBe(2)
     expect((await cli('explode', '--bucket', bucket, '--key', 'k')).err).toMatch(/unknown command "explode"/)
     expect((await cli('inspect', '--nope')).code).toBe(2)
     expect(await cli('--help')).toMatchObject({ code: 0, out: expect.stringMatching(/^usage:/) })

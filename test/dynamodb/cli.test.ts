@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { runCli } from '../../lib/cli/main.js'
+import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
+import { Lock, LockLostError } from '../../lib/index.js'
+import { freshTable, getItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
+
+let client: DynamoDBClient
+let tableName: string
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const PARTITION_KEY = 'lock_id'
+
+beforeAll(async () => {
+  client = testDynamoDBClient()
+  tableName = await freshTable(client, 'cli', { partitionKey: PARTITION_KEY })
+})
+
+afterAll(() => client.destroy())
+
+const lock = (key: string, options: { owner?: string; ttlMs?: number } = {}) =>
+  new Lock({
+    store: new DynamoDBLockStore({ client, tableName, partitionKey: PARTITION_KEY }),
+    key,
+    ...options,
+  })
+const item = (key: string) => getItem(client, tableName, { [PARTITION_KEY]: { S: key } })
+
+async function cli(...argv: string[]) {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await runCli([...argv, '--table', tableName, '--partition-key', PARTITION_KEY], {
+    dynamodb: client,
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+  })
+  return { code, out: out.join('\n'), err: err.join('\n') }
+}
+
+describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
+  it('inspects a held lock without writing', async () => {
+    await lock('locks/inspect', { owner: 'job/1' }).tryAcquire()
+    const before = await item('locks/inspect')
+    const { code, out } = await cli('inspect', '--key', 'locks/inspect')
+    expect(code).toBe(0)
+    expect(JSON.parse(out)).toMatchObject({ token: 1, owner: 'job/1', held: true })
+    expect(await item('locks/inspect')).toEqual(before)
+    expect((await cli('inspect', '--key', 'locks/none')).code).toBe(1)
+  })
+
+  it('force-releases a stuck lock with token + 1, fencing off the old holder', async () => {
+    const stuck = await lock('locks/stuck', { ttlMs: 600_000 }).tryAcquire()
+    expect((await cli('force-release', '--key', 'locks/stuck', '--owner', 'alice')).code).toBe(0)
+    expect(await item('locks/stuck')).toMatchObject({ token: { N: '2' }, expires_at: { N: '0' } })
+    await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
+    expect((await lock('locks/stuck').tryAcquire())?.token).toBe(3)
+  })
+
+  it('shows an item it cannot read and resets it only with an explicit token', async () => {
+    await putRawItem(client, tableName, { [PARTITION_KEY]: { S: 'locks/corrupt' } }, '{"token":"five"}')
+    const refused = await cli('inspect', '--key', 'locks/corrupt')
+    expect(refused.code).toBe(1)
+    expect(refused.err).toMatch(/LockCorruptedError/)
+    expect((await cli('reset', '--key', 'locks/corrupt')).code).toBe(2)
+    expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500')).code).toBe(0)
+    expect((await lock('locks/corrupt').tryAcquire())?.token).toBe(501)
+  })
+
+  it('runs as a program, with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
+    const target = inject('dynamodb')
+    await lock('locks/program', { owner: 'job/2' }).tryAcquire()
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--conditions=source',
+        'lib/cli/main.ts',
+        'inspect',
+        '--table',
+        tableName,
+        '--partition-key',
+        PARTITION_KEY,
+        '--key',
+        'locks/program',
+      ],
+      {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH,
+          AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
+          AWS_REGION: target.region,
+          AWS_ACCESS_KEY_ID: target.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+        },
+      },
+    )
+    expect(JSON.parse(stdout)).toMatchObject({ token: 1, owner: 'job/2', held: true })
+  })
+})
