@@ -16,8 +16,8 @@ mon_port="${S3_LOCAL_MON_PORT:-$((port + 1))}"
 dir="$(realpath -m "${S3_LOCAL_DIR:-$repo/.s3-local}")"
 timeout="${S3_LOCAL_TIMEOUT:-90}"
 endpoint="http://127.0.0.1:$port"
-access_key=lambda-singleton-access
-secret_key=lambda-singleton-secret
+access_key=lambdasingletonaccess
+secret_key=lambdasingletonsecret
 
 conf="$dir/ceph.conf"
 marker="$dir/.s3-local"
