@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runCli } from '../../lib/cli/main.js'
 import { LockLostError } from '../../lib/index.js'
 import { S3Lock } from '../../lib/s3/index.js'
+import { runCliProgram } from '../support/cli.js'
 import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
 let bucket: string
-const root = fileURLToPath(new URL('../..', import.meta.url))
 
 beforeAll(async () => {
   s3 = testS3Client()
@@ -78,30 +75,12 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
   it('runs as a program', async () => {
     const target = inject('s3')
     await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--conditions=source',
-        'lib/cli/main.ts',
-        'inspect',
-        '--bucket',
-        bucket,
-        '--key',
-        'locks/program',
-      ],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          S3_ENDPOINT: target.endpoint,
-          AWS_REGION: target.region,
-          AWS_ACCESS_KEY_ID: target.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-        },
-      },
-    )
+    const stdout = await runCliProgram(['inspect', '--bucket', bucket, '--key', 'locks/program'], {
+      S3_ENDPOINT: target.endpoint,
+      AWS_REGION: target.region,
+      AWS_ACCESS_KEY_ID: target.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+    })
     expect(JSON.parse(stdout)).toMatchObject({ token: 1, owner: 'job/2', held: true })
   })
 })

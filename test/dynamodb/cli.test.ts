@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { runCli } from '../../lib/cli/main.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { Lock, LockLostError } from '../../lib/index.js'
+import { runCliProgram } from '../support/cli.js'
 import { freshTable, getItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
 
 let client: DynamoDBClient
 let tableName: string
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const PARTITION_KEY = 'lock_id'
 
 beforeAll(async () => {
@@ -71,30 +68,13 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
   it('runs as a program, with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
     const target = inject('dynamodb')
     await lock('locks/program', { owner: 'job/2' }).tryAcquire()
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--conditions=source',
-        'lib/cli/main.ts',
-        'inspect',
-        '--table',
-        tableName,
-        '--partition-key',
-        PARTITION_KEY,
-        '--key',
-        'locks/program',
-      ],
+    const stdout = await runCliProgram(
+      ['inspect', '--table', tableName, '--partition-key', PARTITION_KEY, '--key', 'locks/program'],
       {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH,
-          AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-          AWS_REGION: target.region,
-          AWS_ACCESS_KEY_ID: target.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-        },
+        AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
+        AWS_REGION: target.region,
+        AWS_ACCESS_KEY_ID: target.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
       },
     )
     expect(JSON.parse(stdout)).toMatchObject({ token: 1, owner: 'job/2', held: true })
