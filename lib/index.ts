@@ -6,6 +6,7 @@ export { type Clock, systemClock } from './core/clock.js'
 export type { RetryOptions } from './core/context.js'
 export {
   ConflictReason,
+  LockClockError,
   LockConflictError,
   LockCorruptedError,
   LockError,

@@ -1,7 +1,8 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
-import { type Clock, ServerClock } from './clock.js'
+import type { Clock } from './clock.js'
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
+import { ServerClock } from './server-clock.js'
 import { type LockStore, ReadStatus, type StoreCallOptions, type WriteResult, WriteStatus } from './store.js'
 
 /** A settle read that failed: whether the write landed is not known. */
@@ -19,6 +20,16 @@ export interface Snapshot {
   readonly etag: string
   /** Lowest possible store time when this was read (ms), to judge expiry conservatively. */
   readonly serverLower: number
+}
+
+/** A lease of some length, counted from now. */
+export interface LeaseTiming {
+  /** What the record says: seconds since the epoch by the store's clock. */
+  readonly expires_at: number
+  /** When the holder must consider it over, by the local clock (epoch ms). */
+  readonly deadline: number
+  /** The store's time now, as best we know it (epoch ms). */
+  readonly serverNow: number
 }
 
 /**
@@ -41,8 +52,9 @@ export class LockContext {
     readonly clock: Clock,
     readonly retry: RetryOptions,
     readonly random: () => number,
+    trustLocalClock = false,
   ) {
-    this.serverClock = new ServerClock(clock, store.clockResolutionMs)
+    this.serverClock = new ServerClock(clock, store.clockResolutionMs, key, trustLocalClock)
   }
 
   /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
@@ -57,9 +69,21 @@ export class LockContext {
     return expires_at === 0 || snapshot.serverLower > expires_at * 1000 + this.marginMs
   }
 
-  /** `expires_at` for a lease of `ttlMs` counted from now: never earlier than the truth. */
-  expiresAtFor(ttlMs: number): number {
-    return Math.ceil(this.serverClock.upperNow() + ttlMs) / 1000
+  /**
+   * A lease of `ttlMs` from now. The record's `expires_at` is stamped from our best guess of the
+   * store's clock (the middle of what we know of it), so that the lock frees neither late nor
+   * early on average; the holder gives up its lease the margin, plus however far that guess may
+   * be off, before then. So by the store's clock a holder is done by `expires_at - margin`,
+   * whatever our guess, and contenders wait until `expires_at + margin`.
+   */
+  leaseFor(ttlMs: number): LeaseTiming {
+    const now = this.clock.now()
+    const server = this.serverClock.at(now)
+    return {
+      expires_at: Math.ceil(server.mid + ttlMs) / 1000,
+      deadline: Math.floor(now + ttlMs - this.marginMs - server.halfWidth),
+      serverNow: server.mid,
+    }
   }
 
   /** Waits before the next try of a contended call. */
@@ -78,8 +102,7 @@ export class LockContext {
       if (result.status === ReadStatus.Absent) return undefined
       const record = parseRecord(result.body, this.key, result.etag)
       this.highestToken = Math.max(this.highestToken, record.token)
-      const serverLower = result.serverDate ?? this.serverClock.lowerNow()
-      return { record, etag: result.etag, serverLower }
+      return { record, etag: result.etag, serverLower: this.serverClock.at(receivedAt).lower }
     })
   }
 

@@ -117,6 +117,14 @@ export class LockCorruptedError extends LockError {
 }
 
 /**
+ * There is no trustworthy clock to judge a lease by: the store's answers carry no date (a proxy
+ * stripped `Date`), and the lock was not told to trust the local clock instead.
+ */
+export class LockClockError extends LockError {
+  override name = 'LockClockError'
+}
+
+/**
  * The store could not be used: access denied, no such bucket, or transient failures that
  * outlasted the retry budget. `retryable` tells which.
  */

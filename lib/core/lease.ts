@@ -118,11 +118,11 @@ export class Lease {
     }
     return this.#serialized(async () => {
       this.#assertHeld()
-      const startedAt = this.context.clock.now()
-      const record = this.#patched(patch, { expires_at: this.context.expiresAtFor(ttlMs), ttl_ms: ttlMs })
-      await this.#write(record, Math.max(this.#deadline, startedAt))
-      // Counted from when the write was sent: the store stamped expires_at no earlier than that.
-      this.#deadline = startedAt + ttlMs - this.context.marginMs
+      const timing = this.context.leaseFor(ttlMs)
+      const record = this.#patched(patch, { expires_at: timing.expires_at, ttl_ms: ttlMs })
+      await this.#write(record, Math.max(this.#deadline, this.context.clock.now()))
+      // Counted from before the write was sent, like expires_at.
+      this.#deadline = timing.deadline
       this.#ttlMs = ttlMs
       this.#armWatchdog()
     })

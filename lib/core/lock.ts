@@ -33,6 +33,13 @@ export interface LockOptions {
   readonly clockSkewMarginMs?: number
   /** Retries of transient store failures. @default { attempts: 4, baseMs: 50, capMs: 2000 } */
   readonly retry?: RetryOptions
+  /**
+   * Judge leases on this machine's clock when the store's answers carry no date (a proxy that
+   * strips `Date`), instead of failing with `LockClockError`. Safe only when every contender's
+   * clock is synchronised to within `clockSkewMarginMs`.
+   * @default false
+   */
+  readonly trustLocalClock?: boolean
   /** Local clock, for tests. @default the system clock */
   readonly clock?: Clock
   /** Source of jitter, for tests. @default Math.random */
@@ -133,6 +140,7 @@ export class Lock {
       options.clock ?? systemClock,
       options.retry ?? {},
       options.random ?? Math.random,
+      options.trustLocalClock ?? false,
     )
   }
 
@@ -228,14 +236,14 @@ export class Lock {
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      const composedAt = context.clock.now()
+      const timing = context.leaseFor(ttlMs)
       const record: LockRecord = {
         ...snapshot?.record,
         v: RECORD_VERSION,
         token: (snapshot ? snapshot.record.token : context.highestToken) + 1,
-        expires_at: context.expiresAtFor(ttlMs),
+        expires_at: timing.expires_at,
         owner,
-        acquired_at: Math.round(context.serverClock.upperNow()) / 1000,
+        acquired_at: Math.round(timing.serverNow) / 1000,
         ttl_ms: ttlMs,
       }
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
@@ -243,8 +251,7 @@ export class Lock {
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
-          const deadline = composedAt + ttlMs - this.clockSkewMarginMs
-          const lease = new Lease(context, record, result.etag, deadline, ttlMs)
+          const lease = new Lease(context, record, result.etag, timing.deadline, ttlMs)
           this.#issued.add(lease)
           return { status: AcquireStatus.Acquired, lease }
         }

@@ -73,7 +73,9 @@ describe('a lease knows its own end', () => {
     await lease.renew()
     await clock.advance(4_000) // past the first end, within the renewed one
     expect(lease.signal.aborted).toBe(false)
-    expect(lease.remainingMs).toBe(TTL - MARGIN - 4_000)
+    // Within a few ms: what the store's clock may have drifted since it was last heard from.
+    expect(lease.remainingMs).toBeGreaterThanOrEqual(TTL - MARGIN - 4_000 - 2)
+    expect(lease.remainingMs).toBeLessThanOrEqual(TTL - MARGIN - 4_000)
   })
 
   it('stops its watchdog once released', async () => {
@@ -131,7 +133,7 @@ describe('keepAlive', () => {
     await clock.advance(2_000)
     expect(errors).toHaveLength(1)
     await clock.advance(1_000) // retried after half a period
-    expect(lease.remainingMs).toBe(TTL - MARGIN)
+    expect(lease.remainingMs).toBeGreaterThanOrEqual(TTL - MARGIN - 2) // renewed just now
     expect(lease.signal.aborted).toBe(false)
   })
 

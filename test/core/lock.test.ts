@@ -102,11 +102,16 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(await contender('fast', 3_600_000).tryAcquire()).toBeNull()
   })
 
-  it('gives the holder a deadline earlier than the record by the margin', async () => {
+  it("ends the holder's lease the margin before the record's expiry, and as much earlier as its guess of the store's clock may be off", async () => {
     const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
     const lease = await contender('a').tryAcquire()
-    expect(lease?.remainingMs).toBe(9_000)
-    expect(record().expires_at * 1000).toBeGreaterThanOrEqual(time.now + 10_000)
+    // One answer dated to the second: the store's clock is known to ±500 ms around the guess.
+    expect(lease?.remainingMs).toBe(10_000 - 1_000 - 500)
+    // By the store's clock (here: the simulation's), the holder is done by expires_at - margin.
+    expect(time.now + (lease?.remainingMs ?? 0)).toBeLessThanOrEqual(record().expires_at * 1000 - 1_000)
+    // The record is stamped from the middle of the estimate: late by at most its half-width.
+    expect(record().expires_at * 1000 - (time.now + 10_000)).toBeGreaterThanOrEqual(0)
+    expect(record().expires_at * 1000 - (time.now + 10_000)).toBeLessThanOrEqual(500)
   })
 
   it('takes over a held lease at once, with token + 1, when the owner is its own (a retried invocation)', async () => {
@@ -181,7 +186,9 @@ describe('Lock (protocol core, in-memory store)', () => {
     await lease?.renew()
     expect(record()).toMatchObject({ token: 1 })
     expect(record().expires_at).toBeGreaterThan(first)
-    expect(lease?.remainingMs).toBe(9_000)
+    // ttl - margin - the estimate's half-width (500 ms, and 5 s of possible drift: 1 ms).
+    expect(lease?.remainingMs).toBe(10_000 - 1_000 - 501)
+    expect(time.now + (lease?.remainingMs ?? 0)).toBeLessThanOrEqual(record().expires_at * 1000 - 1_000)
   })
 
   it('refuses a renew after a takeover, fires the signal, and leaves the new holder untouched', async () => {

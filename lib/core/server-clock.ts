@@ -1,0 +1,92 @@
+import type { Clock } from './clock.js'
+import { LockClockError } from './errors.js'
+
+/** Round trips longer than this say little about the store's clock. */
+const MAX_SAMPLE_ROUND_TRIP_MS = 5_000
+/**
+ * How fast our clock may drift from the store's, as a fraction: what we learned of the offset
+ * loosens by this much of the time since. 200 ppm is ten times what an NTP-disciplined clock
+ * drifts, so an hour-old estimate is kept, 0.72 s wider.
+ */
+const MAX_DRIFT = 200e-6
+
+/** What we know of the store's clock at one instant: the interval it lies in (epoch ms). */
+export interface ServerTime {
+  readonly lower: number
+  readonly upper: number
+  /** The middle of the interval: the best single guess. */
+  readonly mid: number
+  /** Half the interval's width: how far `mid` may be from the truth. */
+  readonly halfWidth: number
+}
+
+/**
+ * What we know of the store's clock, learned from the `Date` of its answers. An answer dated
+ * `D` (resolution `r`), sent at local time `s` and received at `t`, puts the offset between the
+ * store's clock and ours in `[D - t, D + r - s]`. Every answer narrows the interval further (the
+ * intersection of all of them, each loosened by the drift since), so the one-second resolution
+ * of `Date` shrinks to about a round trip once answers have straddled a second boundary.
+ *
+ * Leases are judged on this clock, not on local ones, so that contenders whose clocks disagree
+ * still agree on when a lease ends. Until an answer has carried a date, there is nothing to
+ * judge with: `at()` throws `LockClockError`, unless `trustLocalClock` says to use ours.
+ */
+export class ServerClock {
+  #lowerOffset = Number.NEGATIVE_INFINITY
+  #upperOffset = Number.POSITIVE_INFINITY
+  /** Local time of the last answer that narrowed (or reset) the interval. */
+  #learnedAt: number | undefined
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly resolutionMs: number,
+    private readonly key: string,
+    private readonly trustLocalClock = false,
+  ) {}
+
+  /** Whether an answer has told the store's time. */
+  get known(): boolean {
+    return this.#learnedAt !== undefined
+  }
+
+  /** Learns from an answer dated `serverDate`, to a call sent at `sentAt` and answered at `receivedAt`. */
+  observe(serverDate: number | undefined, sentAt: number, receivedAt: number): void {
+    if (serverDate === undefined) return
+    // A call that spanned a long pause (a frozen Lambda) bounds the offset too loosely to use.
+    if (receivedAt - sentAt > MAX_SAMPLE_ROUND_TRIP_MS && this.known) return
+    const lower = serverDate - receivedAt
+    const upper = serverDate + this.resolutionMs - sentAt
+    const drift = this.#drift(receivedAt)
+    const narrowedLower = Math.max(this.#lowerOffset - drift, lower)
+    const narrowedUpper = Math.min(this.#upperOffset + drift, upper)
+    // Disjoint: the store's clock was stepped, or another of its hosts answered with another
+    // clock. What it says now is what counts.
+    const disjoint = narrowedLower > narrowedUpper
+    this.#lowerOffset = disjoint ? lower : narrowedLower
+    this.#upperOffset = disjoint ? upper : narrowedUpper
+    this.#learnedAt = receivedAt
+  }
+
+  /** The store's time at local time `localTime` (default now). */
+  at(localTime: number = this.clock.now()): ServerTime {
+    if (!this.known) {
+      if (!this.trustLocalClock) {
+        throw new LockClockError(
+          `Lock "${this.key}": the store's answers carry no date, so there is no clock to judge leases by. ` +
+            'Let the Date header through (a proxy may strip it), or pass trustLocalClock: true if every ' +
+            "contender's clock is synchronised to within the clock-skew margin",
+          { key: this.key },
+        )
+      }
+      return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
+    }
+    const drift = this.#drift(localTime)
+    const lower = localTime + this.#lowerOffset - drift
+    const upper = localTime + this.#upperOffset + drift
+    return { lower, upper, mid: (lower + upper) / 2, halfWidth: (upper - lower) / 2 }
+  }
+
+  #drift(localTime: number): number {
+    return this.#learnedAt === undefined ? 0 : Math.abs(localTime - this.#learnedAt) * MAX_DRIFT
+  }
+}
