@@ -63,6 +63,28 @@ describe('S3Lock through a fault-injecting proxy', () => {
     expect((await lockOn(key).tryAcquire())?.token).toBe(1)
   })
 
+  it('retries a read whose body is cut off mid-way, then acquires above the token it finally read', async () => {
+    const key = freshKey('cut-body')
+    await lockOn(key, 'first')
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    proxy.inject('GET', { kind: 'cut-body' })
+    const seenBefore = proxy.seen.length
+    const lease = await lockOn(key, 'second').tryAcquire()
+    expect(lease?.token).toBe(2)
+    expect(proxy.seen.slice(seenBefore)).toEqual(['GET', 'GET', 'PUT'])
+  })
+
+  it('retries a read whose body stalls, once the request timeout has passed', async () => {
+    const key = freshKey('stall-body')
+    await lockOn(key, 'first')
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    proxy.inject('GET', { kind: 'stall-body' })
+    const lease = await lockOn(key, 'second').tryAcquire()
+    expect(lease?.token).toBe(2)
+  })
+
   it('keeps a write whose answer was lost, recognising its own record on the retry', async () => {
     const key = freshKey('lost-answer')
     proxy.inject('PUT', { kind: 'lose-response' })
