@@ -6,7 +6,7 @@ import { LockContext, type RetryOptions, type Snapshot } from './context.js'
 import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
 import { Lease } from './lease.js'
 import { forceRelease, reset } from './operator.js'
-import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
@@ -232,7 +232,7 @@ export class Lock {
       const record: LockRecord = {
         ...snapshot?.record,
         v: RECORD_VERSION,
-        token: (snapshot ? snapshot.record.token : context.highestToken) + 1,
+        token: nextToken(snapshot ? snapshot.record.token : context.highestToken, this.key),
         expires_at: context.expiresAtFor(ttlMs),
         owner,
         acquired_at: Math.round(context.serverClock.upperNow()) / 1000,

@@ -1,6 +1,6 @@
 import type { LockContext } from './context.js'
 import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
-import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, nextToken, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { ReadStatus, WriteStatus } from './store.js'
 
 /** Budget for store retries of an operator's call. */
@@ -12,7 +12,7 @@ export async function forceRelease(context: LockContext, operator: string): Prom
   if (!snapshot) return null
   const record: LockRecord = {
     ...snapshot.record,
-    token: snapshot.record.token + 1,
+    token: nextToken(snapshot.record.token, context.key),
     expires_at: 0,
     owner: `force-released by ${operator}`,
   }
@@ -37,8 +37,12 @@ export async function forceRelease(context: LockContext, operator: string): Prom
  */
 export async function reset(context: LockContext, operator: string, token: number): Promise<LockRecord> {
   const { key } = context
-  if (!Number.isSafeInteger(token) || token < 0) {
-    throw new LockOptionsError(`reset token must be a non-negative safe integer, got ${token}`, { key })
+  // The largest safe integer would leave the lock nothing to hand out above it.
+  if (!Number.isSafeInteger(token) || token < 0 || token >= Number.MAX_SAFE_INTEGER) {
+    throw new LockOptionsError(
+      `reset token must be an integer from 0 to ${Number.MAX_SAFE_INTEGER - 1}, got ${token}`,
+      { key },
+    )
   }
   const refused = (message: string, reason: ConflictReason): LockConflictError =>
     new LockConflictError(`Lock "${key}": ${message}; nothing was written`, { key, reason })

@@ -64,6 +64,26 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
     expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBe(501)
   })
 
+  it('refuses a reset token that would leave no safe token above it, writing nothing', async () => {
+    await new S3Lock({ s3, bucket, key: 'locks/last-token', owner: 'job/3' })
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    const before = await getRaw(s3, bucket, 'locks/last-token')
+    const { code, err } = await cli(
+      'reset',
+      '--bucket',
+      bucket,
+      '--key',
+      'locks/last-token',
+      '--token',
+      String(Number.MAX_SAFE_INTEGER),
+    )
+    expect(code).toBe(1)
+    expect(err).toMatch(/LockOptionsError: reset token must be an integer from 0 to 9007199254740990/)
+    expect(await getRaw(s3, bucket, 'locks/last-token')).toEqual(before)
+    expect((await new S3Lock({ s3, bucket, key: 'locks/last-token' }).tryAcquire())?.token).toBe(2)
+  })
+
   it('explains its usage on bad arguments', async () => {
     expect((await cli()).code).toBe(2)
     expect((await cli('inspect', '--bucket', bucket)).err).toMatch(/--bucket and --key are required/)
