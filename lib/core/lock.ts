@@ -3,10 +3,16 @@ import { hostname } from 'node:os'
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { LockContext, type RetryOptions, type Snapshot } from './context.js'
-import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
+import {
+  ConflictReason,
+  LockConflictError,
+  LockOptionsError,
+  LockStoreError,
+  LockTimeoutError,
+} from './errors.js'
 import { Lease } from './lease.js'
 import { forceRelease, reset } from './operator.js'
-import { type LockRecord, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, MAX_RECORD_BYTES, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
@@ -89,6 +95,9 @@ export type Acquisition =
     }
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
+/** Why a lock that is not held still cannot be acquired. */
+export type BlockedReason = typeof ConflictReason.RecordTooLarge | typeof ConflictReason.TokensExhausted
+
 /** What `inspect` reports. */
 export interface LockInfo {
   readonly token: number
@@ -97,6 +106,13 @@ export interface LockInfo {
   readonly owner: string
   /** Whether a contender would see it as held right now. */
   readonly held: boolean
+  /**
+   * Set when no acquisition can take this record, held or not, however long it waits: the
+   * record leaves no room for an acquisition's fields within `MAX_RECORD_BYTES` (judged for this
+   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer (use
+   * another key). Acquiring rejects `LockConflictError` with this reason and writes nothing.
+   */
+  readonly blocked?: BlockedReason
   readonly etag: string
   readonly record: LockRecord
 }
@@ -229,15 +245,7 @@ export class Lock {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
       const composedAt = context.clock.now()
-      const record: LockRecord = {
-        ...snapshot?.record,
-        v: RECORD_VERSION,
-        token: nextToken(snapshot ? snapshot.record.token : context.highestToken, this.key),
-        expires_at: context.expiresAtFor(ttlMs),
-        owner,
-        acquired_at: Math.round(context.serverClock.upperNow()) / 1000,
-        ttl_ms: ttlMs,
-      }
+      const record = this.#acquisitionRecord(snapshot, owner, ttlMs)
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
@@ -278,19 +286,53 @@ export class Lock {
     })
   }
 
+  /**
+   * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
+   * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`).
+   */
+  #acquisitionRecord(snapshot: Snapshot | undefined, owner: string, ttlMs: number): LockRecord {
+    const context = this.#context
+    return {
+      ...snapshot?.record,
+      v: RECORD_VERSION,
+      token: nextToken(snapshot ? snapshot.record.token : context.highestToken, this.key),
+      expires_at: context.expiresAtFor(ttlMs),
+      owner,
+      acquired_at: Math.round(context.serverClock.upperNow()) / 1000,
+      ttl_ms: ttlMs,
+    }
+  }
+
   /** Reads the lock without changing it; `null` when it was never taken. */
   async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
     const snapshot = await this.#context.read(this.#context.clock.now() + READ_BUDGET_MS, options.signal)
     if (!snapshot) return null
     const { record, etag } = snapshot
+    const blocked = this.#blockedBy(snapshot)
     return {
       token: record.token,
       expiresAt: new Date(record.expires_at * 1000),
       owner: record.owner,
       held: !this.#context.isFree(snapshot),
+      ...(blocked && { blocked }),
       etag,
       record,
     }
+  }
+
+  /** Why an acquisition by this lock would be refused over `snapshot` however long it waited. */
+  #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
+    let next: LockRecord
+    try {
+      next = this.#acquisitionRecord(snapshot, this.owner, this.ttlMs)
+    } catch (error) {
+      if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
+        return error.reason
+      }
+      throw error
+    }
+    const size = Buffer.byteLength(serializeRecord(next), 'utf8')
+    return size > MAX_RECORD_BYTES ? ConflictReason.RecordTooLarge : undefined
   }
 
   /**

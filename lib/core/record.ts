@@ -10,6 +10,12 @@ export const RECORD_VERSION = 1
 export const MAX_RECORD_BYTES = 64 * 1024
 
 /**
+ * Objects and arrays may nest this many levels deep in a record, the record itself being the
+ * first: a deeper one could not be written back (JSON.stringify recurses) and is refused.
+ */
+export const MAX_RECORD_DEPTH = 100
+
+/**
  * The lock object as stored, field names as on the wire. Fields this version does not know
  * are kept as they are when the record is rewritten, so a newer writer's data survives.
  */
@@ -61,6 +67,8 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw corrupted('not a JSON object')
+  if (nestingDepth(parsed, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH)
+    throw corrupted(`nested more than ${MAX_RECORD_DEPTH} levels deep`)
   const record = parsed as Record<string, unknown>
 
   if (record.v !== RECORD_VERSION)
@@ -90,6 +98,23 @@ export function nextToken(token: number, key: string): number {
     )
   }
   return token + 1
+}
+
+/**
+ * How many levels of objects and arrays `value` nests (a scalar: 0), counted without recursion
+ * so that no input can overflow the stack; stops counting once past `limit`.
+ */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next
+    if (typeof item !== 'object' || item === null) continue
+    deepest = Math.max(deepest, depth)
+    if (deepest > limit) return deepest
+    for (const child of Object.values(item)) pending.push([child, depth + 1])
+  }
+  return deepest
 }
 
 export function serializeRecord(record: LockRecord): string {
