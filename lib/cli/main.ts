@@ -4,7 +4,7 @@
  *
  *   lambda-singleton inspect        --bucket B --key K
  *   lambda-singleton force-release  --bucket B --key K
- *   lambda-singleton reset          --bucket B --key K --token N
+ *   lambda-singleton reset          --bucket B --key K --token N [--force]
  *
  * Credentials and region come from the usual AWS environment; `--endpoint` (or S3_ENDPOINT)
  * points it at another S3 engine, with path-style addressing.
@@ -21,12 +21,14 @@ const USAGE = `usage: lambda-singleton <command> --bucket BUCKET --key KEY [opti
 commands:
   inspect        print the lock record and whether it is held (reads only)
   force-release  free a held lock now; the token goes up by one, fencing off the old holder
-  reset          replace a corrupted lock object with a released record (--token N, above any token used)
+  reset          replace a corrupted lock object with a released record (--token N, above any token used);
+                 refuses an object it cannot prove released or expired unless --force
 
 options:
   --bucket B     bucket of the lock objects
   --key K        the lock object's key, e.g. locks/nightly-report
   --token N      (reset) the token to store
+  --force        (reset) also replace an object that may be held; never lowers the token
   --endpoint URL another S3 engine (default: $S3_ENDPOINT, else AWS)
   --owner NAME   who you are, recorded in the lock object (default: operator@<host>)
   --help`
@@ -83,7 +85,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           io.err('reset needs --token N, an integer above any token the lock has handed out')
           return 2
         }
-        io.out(JSON.stringify(await lock.reset({ token }), null, 2))
+        io.out(JSON.stringify(await lock.reset({ token, force: values.force ?? false }), null, 2))
         return 0
       }
       default:
@@ -110,6 +112,7 @@ function parse(argv: readonly string[]) {
       token: { type: 'string' },
       endpoint: { type: 'string' },
       owner: { type: 'string' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })

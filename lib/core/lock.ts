@@ -11,7 +11,7 @@ import {
   LockTimeoutError,
 } from './errors.js'
 import { Lease } from './lease.js'
-import { forceRelease, reset } from './operator.js'
+import { forceRelease, type ResetOptions, reset } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
@@ -346,11 +346,13 @@ export class Lock {
 
   /**
    * Operator action: replaces whatever is at the key (a corrupted object included) with a
-   * released record carrying `token`. Refuses (`LockConflictError`) when a valid record is held
-   * or has a token at least as high, since lowering the token would let stale holders pass fences.
+   * released record carrying `token`. Refuses (`LockConflictError`, nothing written) a token at
+   * or below any the object shows, as a number or a string (`token-too-low`): lowering it would
+   * let stale holders pass fences; and, unless `force`, an object it cannot prove released or
+   * expired (`not-released`): a held record, or a body that shows no past `expires_at`.
    */
-  reset(options: { token: number }): Promise<LockRecord> {
-    return reset(this.#context, this.owner, options.token)
+  reset(options: ResetOptions): Promise<LockRecord> {
+    return reset(this.#context, this.owner, options)
   }
 }
 
