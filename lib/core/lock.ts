@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { LockContext, type RetryOptions, type Snapshot } from './context.js'
+import { WaitDeadline } from './deadline.js'
 import {
   ConflictReason,
   LockConflictError,
@@ -163,17 +164,36 @@ export class Lock {
    * matched. Costs one read and one write; one write only when our own last write is current.
    */
   async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
-    const { waitMs = 0, signal } = options
+    const { waitMs = 0 } = options
     validateTiming({ waitMs }, 'attempt', this.key)
+    if (waitMs === 0) return this.#attemptOnce(options)
     const clock = this.#context.clock
-    const startedAt = clock.now()
+    const wait = new WaitDeadline(clock, waitMs, options.signal)
+    const tryOptions = { ...options, signal: wait.signal }
     const backoff = { baseMs: 100, capMs: 2_000, ...options.backoff }
-    for (let attempt = 0; ; attempt++) {
-      const result = await this.#attemptOnce(options)
-      if (result.status !== AcquireStatus.Held) return result
-      const left = startedAt + waitMs - clock.now()
-      if (left <= 0) return result
-      await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), signal)
+    let last: Acquisition | undefined
+    try {
+      for (let attempt = 0; ; attempt++) {
+        last = await this.#attemptOnce(tryOptions, wait.endsAt)
+        if (last.status !== AcquireStatus.Held) return last
+        const left = wait.endsAt - clock.now()
+        if (left <= 0) return last
+        await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), wait.signal)
+      }
+    } catch (error) {
+      if (!wait.isOver(error)) throw error
+      // Held at the last look: the wait ran out while looking again.
+      if (last) return last
+      throw new LockStoreError(
+        `Lock "${this.key}": the store did not answer within the wait of ${waitMs} ms`,
+        {
+          key: this.key,
+          retryable: true,
+          cause: error,
+        },
+      )
+    } finally {
+      wait.cancel()
     }
   }
 
@@ -211,14 +231,15 @@ export class Lock {
     return runExclusive(this, routine, options)
   }
 
-  async #attemptOnce(options: AcquireOptions): Promise<Acquisition> {
+  /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
+  async #attemptOnce(options: AcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
     const context = this.#context
     const ttlMs = options.ttlMs ?? this.ttlMs
     validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
     const { signal } = options
     const owner = options.owner ?? this.owner
     validateOwner(owner, this.key)
-    const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
+    const budget = Math.min(context.clock.now() + ttlMs - this.clockSkewMarginMs, endsAt)
 
     // The instant take-over by a matching owner is for a run that crashed, not for one that is
     // still running here: while such a lease is live, the lock is held, even for us.
