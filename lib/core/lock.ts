@@ -293,7 +293,8 @@ export class Lock {
       }
       if (fromCache) context.lastWrite = undefined
       fromCache = false
-      snapshot = await context.read(budget, signal)
+      // A write that failed ambiguously was settled by a read: it shows what is there now.
+      snapshot = result.current ?? (await context.read(budget, signal))
       if (deniedOnce && !snapshot && context.lastAbsenceUnconfirmed) {
         throw new LockStoreError(
           `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
