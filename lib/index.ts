@@ -23,6 +23,7 @@ export {
   AcquireStatus,
   type Acquisition,
   type AttemptOptions,
+  type BlockedReason,
   Lock,
   type LockInfo,
   type LockOptions,
@@ -32,6 +33,7 @@ export {
   type JsonValue,
   type LockRecord,
   MAX_RECORD_BYTES,
+  MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
   parseRecord,
 } from './core/record.js'

@@ -38,6 +38,16 @@ export type Sent<O> =
       readonly serverDate: number | undefined
     }
 
+export interface SendTimedOptions<O> {
+  readonly timeoutMs: number
+  readonly signal?: AbortSignal | undefined
+  /**
+   * Reads what the answer still streams after its headers (an S3 object's body), under the same
+   * timeout and signal: a body cut off or stalled fails the request like a dropped connection.
+   */
+  readonly consume?: ((output: O, signal: AbortSignal) => Promise<void>) | undefined
+}
+
 /**
  * Sends `command`; a failure comes back as a value for the store to classify. When the caller's
  * own signal aborted, rejects with its reason: the caller gave up, the store did not fail.
@@ -45,7 +55,7 @@ export type Sent<O> =
 export async function sendTimed<C extends SdkCommand, O>(
   client: SdkClient<C, O>,
   command: C,
-  options: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined },
+  options: SendTimedOptions<O>,
 ): Promise<Sent<O>> {
   let serverDate: number | undefined
   ;(command.middlewareStack as DeserializeStack).add(
@@ -64,7 +74,9 @@ export async function sendTimed<C extends SdkCommand, O>(
   const timeout = AbortSignal.timeout(options.timeoutMs)
   const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
   try {
-    return { ok: true, output: await client.send(command, { abortSignal }), serverDate }
+    const output = await client.send(command, { abortSignal })
+    await options.consume?.(output, abortSignal)
+    return { ok: true, output, serverDate }
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason
     const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1

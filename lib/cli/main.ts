@@ -4,7 +4,7 @@
  *
  *   lambda-singleton inspect        --bucket B --key K     (or --table T for a DynamoDB lock)
  *   lambda-singleton force-release  --bucket B --key K
- *   lambda-singleton reset          --bucket B --key K --token N
+ *   lambda-singleton reset          --bucket B --key K --token N [--force]
  *
  * Credentials and region come from the usual AWS environment; `--endpoint` (or S3_ENDPOINT)
  * points it at another engine (S3 with path-style addressing).
@@ -21,7 +21,8 @@ const USAGE = `usage: lambda-singleton <command> (--bucket BUCKET | --table TABL
 commands:
   inspect        print the lock record and whether it is held (reads only)
   force-release  free a held lock now; the token goes up by one, fencing off the old holder
-  reset          replace a corrupted lock object with a released record (--token N, above any token used)
+  reset          replace a corrupted lock object with a released record (--token N, above any token used);
+                 refuses an object it cannot prove released or expired unless --force
 
 options:
   --bucket B     S3 bucket of the lock objects
@@ -30,6 +31,7 @@ options:
                  the table's partition key (default: pk)
   --key K        the lock's key, e.g. locks/nightly-report
   --token N      (reset) the token to store
+  --force        (reset) also replace an object that may be held; never lowers the token
   --endpoint URL another engine (S3 default: $S3_ENDPOINT, DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB; else AWS)
   --owner NAME   who you are, recorded in the lock object (default: operator@<host>)
   --help`
@@ -86,7 +88,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           io.err('reset needs --token N, an integer above any token the lock has handed out')
           return 2
         }
-        io.out(JSON.stringify(await lock.reset({ token }), null, 2))
+        io.out(JSON.stringify(await lock.reset({ token, force: values.force ?? false }), null, 2))
         return 0
       }
       default:
@@ -115,6 +117,7 @@ function parse(argv: readonly string[]) {
       token: { type: 'string' },
       endpoint: { type: 'string' },
       owner: { type: 'string' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })

@@ -3,7 +3,14 @@ import type { Clock } from './clock.js'
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { ServerClock } from './server-clock.js'
-import { type LockStore, ReadStatus, type StoreCallOptions, type WriteResult, WriteStatus } from './store.js'
+import {
+  type LockStore,
+  type ReadResult,
+  ReadStatus,
+  type StoreCallOptions,
+  type WriteResult,
+  WriteStatus,
+} from './store.js'
 
 /** A settle read that failed: whether the write landed is not known. */
 const UNKNOWN = Symbol('unknown')
@@ -13,6 +20,12 @@ export interface RetryOptions extends BackoffOptions {
   /** Tries per store call, the first included. Never past the lease's own deadline. @default 4 */
   readonly attempts?: number
 }
+
+/**
+ * What a conditional write came to. When it failed because someone else wrote, and the object
+ * was read to settle an ambiguous answer, `current` is what that read found: no need to read again.
+ */
+export type WriteOutcome = WriteResult & { readonly current?: Snapshot }
 
 /** A lock record as read, with what is needed to replace it. */
 export interface Snapshot {
@@ -100,10 +113,15 @@ export class LockContext {
       this.serverClock.observe(result.serverDate, sentAt, receivedAt)
       this.lastAbsenceUnconfirmed = result.status === ReadStatus.Absent && result.unconfirmed === true
       if (result.status === ReadStatus.Absent) return undefined
-      const record = parseRecord(result.body, this.key, result.etag)
-      this.highestToken = Math.max(this.highestToken, record.token)
-      return { record, etag: result.etag, serverLower: this.serverClock.at(receivedAt).lower }
+      return this.#snapshotOf(result, receivedAt)
     })
+  }
+
+  /** The record a read found, parsed (throws `LockCorruptedError`), raising the token floor. */
+  #snapshotOf(found: Extract<ReadResult, { status: typeof ReadStatus.Found }>, receivedAt: number): Snapshot {
+    const record = parseRecord(found.body, this.key, found.etag)
+    this.highestToken = Math.max(this.highestToken, record.token)
+    return { record, etag: found.etag, serverLower: this.serverClock.at(receivedAt).lower }
   }
 
   /**
@@ -119,7 +137,7 @@ export class LockContext {
     etag: string | null,
     deadline: number,
     signal?: AbortSignal,
-  ): Promise<WriteResult> {
+  ): Promise<WriteOutcome> {
     const size = Buffer.byteLength(body, 'utf8')
     if (size > MAX_RECORD_BYTES) {
       // Writing it would wedge the lock: every reader refuses a record this large.
@@ -169,12 +187,24 @@ export class LockContext {
     body: string,
     etag: string | null,
     options: StoreCallOptions,
-  ): Promise<WriteResult | typeof UNKNOWN | undefined> {
+  ): Promise<WriteOutcome | typeof UNKNOWN | undefined> {
+    const sentAt = this.clock.now()
     const current = await this.store.read(this.key, options).catch(() => undefined)
     if (!current) return UNKNOWN
+    const receivedAt = this.clock.now()
+    this.serverClock.observe(current.serverDate, sentAt, receivedAt)
     if (current.status === ReadStatus.Found) {
       if (current.body === body) return { status: WriteStatus.Written, etag: current.etag }
-      if (etag === null || current.etag !== etag) return { status: WriteStatus.PreconditionFailed }
+      if (etag === null || current.etag !== etag) {
+        // Someone else won: what they wrote is what the caller would read next.
+        let seen: Snapshot | undefined
+        try {
+          seen = this.#snapshotOf(current, receivedAt)
+        } catch {
+          // Not a valid record: the caller's own read will say so.
+        }
+        return { status: WriteStatus.PreconditionFailed, ...(seen && { current: seen }) }
+      }
       return undefined
     }
     if (current.unconfirmed) return undefined

@@ -27,6 +27,11 @@ export const ConflictReason = {
   TokenTooLow: 'token-too-low',
   /** The record, with what is already in it, would exceed the size every reader accepts. */
   RecordTooLarge: 'record-too-large',
+  /**
+   * The record's token is `Number.MAX_SAFE_INTEGER`: no token above it can be written exactly,
+   * so the lock cannot be acquired (or force-released) again.
+   */
+  TokensExhausted: 'tokens-exhausted',
 } as const
 export type ConflictReason = (typeof ConflictReason)[keyof typeof ConflictReason]
 

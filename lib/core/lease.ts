@@ -1,6 +1,13 @@
 import type { LockContext } from './context.js'
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
-import { type JsonValue, type LockRecord, MAX_STATE_BYTES, serializeRecord } from './record.js'
+import {
+  type JsonValue,
+  type LockRecord,
+  MAX_RECORD_DEPTH,
+  MAX_STATE_BYTES,
+  nestingDepth,
+  serializeRecord,
+} from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
 
 /** Fields a holder may set on the record when it writes. */
@@ -173,7 +180,7 @@ export class Lease {
     const next: Record<string, unknown> = { ...this.#record, ...fields }
     if (patch.lastRun !== undefined) next.last_run = patch.lastRun
     if (patch.state !== undefined) {
-      const size = Buffer.byteLength(JSON.stringify(patch.state), 'utf8')
+      const size = Buffer.byteLength(this.#stateText(patch.state), 'utf8')
       if (size > MAX_STATE_BYTES) {
         throw new LockOptionsError(`Checkpoint state is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, {
           key: this.key,
@@ -182,6 +189,25 @@ export class Lease {
       next.state = patch.state
     }
     return next as LockRecord
+  }
+
+  /** The checkpoint state as JSON, refused (`LockOptionsError`) when no reader could take it back. */
+  #stateText(state: JsonValue): string {
+    // The state sits one level below the record.
+    const limit = MAX_RECORD_DEPTH - 1
+    const refused = (why: string, cause?: unknown) =>
+      new LockOptionsError(`Checkpoint state ${why}; nothing was written`, { key: this.key, cause })
+    if (nestingDepth(state, limit) > limit) {
+      throw refused(`nests more than ${limit} levels deep (or contains itself)`)
+    }
+    let text: string | undefined
+    try {
+      text = JSON.stringify(state)
+    } catch (error) {
+      throw refused('cannot be written as JSON', error)
+    }
+    if (text === undefined) throw refused('is not a JSON value')
+    return text
   }
 
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {

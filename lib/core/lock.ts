@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
-import { LockContext, type RetryOptions, type Snapshot } from './context.js'
-import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
+import { type LeaseTiming, LockContext, type RetryOptions, type Snapshot } from './context.js'
+import { WaitDeadline } from './deadline.js'
+import {
+  ConflictReason,
+  LockConflictError,
+  LockOptionsError,
+  LockStoreError,
+  LockTimeoutError,
+} from './errors.js'
 import { Lease } from './lease.js'
-import { forceRelease, reset } from './operator.js'
-import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { forceRelease, type ResetOptions, reset } from './operator.js'
+import { type LockRecord, MAX_RECORD_BYTES, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
@@ -96,6 +103,9 @@ export type Acquisition =
     }
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
+/** Why a lock that is not held still cannot be acquired. */
+export type BlockedReason = typeof ConflictReason.RecordTooLarge | typeof ConflictReason.TokensExhausted
+
 /** What `inspect` reports. */
 export interface LockInfo {
   readonly token: number
@@ -104,6 +114,13 @@ export interface LockInfo {
   readonly owner: string
   /** Whether a contender would see it as held right now. */
   readonly held: boolean
+  /**
+   * Set when no acquisition can take this record, held or not, however long it waits: the
+   * record leaves no room for an acquisition's fields within `MAX_RECORD_BYTES` (judged for this
+   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer (use
+   * another key). Acquiring rejects `LockConflictError` with this reason and writes nothing.
+   */
+  readonly blocked?: BlockedReason
   readonly etag: string
   readonly record: LockRecord
 }
@@ -155,17 +172,36 @@ export class Lock {
    * matched. Costs one read and one write; one write only when our own last write is current.
    */
   async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
-    const { waitMs = 0, signal } = options
+    const { waitMs = 0 } = options
     validateTiming({ waitMs }, 'attempt', this.key)
+    if (waitMs === 0) return this.#attemptOnce(options)
     const clock = this.#context.clock
-    const startedAt = clock.now()
+    const wait = new WaitDeadline(clock, waitMs, options.signal)
+    const tryOptions = { ...options, signal: wait.signal }
     const backoff = { baseMs: 100, capMs: 2_000, ...options.backoff }
-    for (let attempt = 0; ; attempt++) {
-      const result = await this.#attemptOnce(options)
-      if (result.status !== AcquireStatus.Held) return result
-      const left = startedAt + waitMs - clock.now()
-      if (left <= 0) return result
-      await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), signal)
+    let last: Acquisition | undefined
+    try {
+      for (let attempt = 0; ; attempt++) {
+        last = await this.#attemptOnce(tryOptions, wait.endsAt)
+        if (last.status !== AcquireStatus.Held) return last
+        const left = wait.endsAt - clock.now()
+        if (left <= 0) return last
+        await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), wait.signal)
+      }
+    } catch (error) {
+      if (!wait.isOver(error)) throw error
+      // Held at the last look: the wait ran out while looking again.
+      if (last) return last
+      throw new LockStoreError(
+        `Lock "${this.key}": the store did not answer within the wait of ${waitMs} ms`,
+        {
+          key: this.key,
+          retryable: true,
+          cause: error,
+        },
+      )
+    } finally {
+      wait.cancel()
     }
   }
 
@@ -203,14 +239,15 @@ export class Lock {
     return runExclusive(this, routine, options)
   }
 
-  async #attemptOnce(options: AcquireOptions): Promise<Acquisition> {
+  /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
+  async #attemptOnce(options: AcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
     const context = this.#context
     const ttlMs = options.ttlMs ?? this.ttlMs
     validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
     const { signal } = options
     const owner = options.owner ?? this.owner
     validateOwner(owner, this.key)
-    const budget = context.clock.now() + ttlMs - this.clockSkewMarginMs
+    const budget = Math.min(context.clock.now() + ttlMs - this.clockSkewMarginMs, endsAt)
 
     // The instant take-over by a matching owner is for a run that crashed, not for one that is
     // still running here: while such a lease is live, the lock is held, even for us.
@@ -237,15 +274,7 @@ export class Lock {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
       const timing = context.leaseFor(ttlMs)
-      const record: LockRecord = {
-        ...snapshot?.record,
-        v: RECORD_VERSION,
-        token: (snapshot ? snapshot.record.token : context.highestToken) + 1,
-        expires_at: timing.expires_at,
-        owner,
-        acquired_at: Math.round(timing.serverNow) / 1000,
-        ttl_ms: ttlMs,
-      }
+      const record = this.#acquisitionRecord(snapshot, owner, ttlMs, timing)
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
@@ -271,7 +300,8 @@ export class Lock {
       }
       if (fromCache) context.lastWrite = undefined
       fromCache = false
-      snapshot = await context.read(budget, signal)
+      // A write that failed ambiguously was settled by a read: it shows what is there now.
+      snapshot = result.current ?? (await context.read(budget, signal))
       if (deniedOnce && !snapshot && context.lastAbsenceUnconfirmed) {
         throw new LockStoreError(
           `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
@@ -285,19 +315,57 @@ export class Lock {
     })
   }
 
+  /**
+   * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
+   * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`).
+   */
+  #acquisitionRecord(
+    snapshot: Snapshot | undefined,
+    owner: string,
+    ttlMs: number,
+    timing: LeaseTiming,
+  ): LockRecord {
+    return {
+      ...snapshot?.record,
+      v: RECORD_VERSION,
+      token: nextToken(snapshot ? snapshot.record.token : this.#context.highestToken, this.key),
+      expires_at: timing.expires_at,
+      owner,
+      acquired_at: Math.round(timing.serverNow) / 1000,
+      ttl_ms: ttlMs,
+    }
+  }
+
   /** Reads the lock without changing it; `null` when it was never taken. */
   async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
     const snapshot = await this.#context.read(this.#context.clock.now() + READ_BUDGET_MS, options.signal)
     if (!snapshot) return null
     const { record, etag } = snapshot
+    const blocked = this.#blockedBy(snapshot)
     return {
       token: record.token,
       expiresAt: new Date(record.expires_at * 1000),
       owner: record.owner,
       held: !this.#context.isFree(snapshot),
+      ...(blocked && { blocked }),
       etag,
       record,
     }
+  }
+
+  /** Why an acquisition by this lock would be refused over `snapshot` however long it waited. */
+  #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
+    let next: LockRecord
+    try {
+      next = this.#acquisitionRecord(snapshot, this.owner, this.ttlMs, this.#context.leaseFor(this.ttlMs))
+    } catch (error) {
+      if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
+        return error.reason
+      }
+      throw error
+    }
+    const size = Buffer.byteLength(serializeRecord(next), 'utf8')
+    return size > MAX_RECORD_BYTES ? ConflictReason.RecordTooLarge : undefined
   }
 
   /**
@@ -311,11 +379,13 @@ export class Lock {
 
   /**
    * Operator action: replaces whatever is at the key (a corrupted object included) with a
-   * released record carrying `token`. Refuses (`LockConflictError`) when a valid record is held
-   * or has a token at least as high, since lowering the token would let stale holders pass fences.
+   * released record carrying `token`. Refuses (`LockConflictError`, nothing written) a token at
+   * or below any the object shows, as a number or a string (`token-too-low`): lowering it would
+   * let stale holders pass fences; and, unless `force`, an object it cannot prove released or
+   * expired (`not-released`): a held record, or a body that shows no past `expires_at`.
    */
-  reset(options: { token: number }): Promise<LockRecord> {
-    return reset(this.#context, this.owner, options.token)
+  reset(options: ResetOptions): Promise<LockRecord> {
+    return reset(this.#context, this.owner, options)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { LockContext } from './context.js'
 import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
-import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, nextToken, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
 
 /** Budget for store retries of an operator's call. */
@@ -12,7 +13,7 @@ export async function forceRelease(context: LockContext, operator: string): Prom
   if (!snapshot) return null
   const record: LockRecord = {
     ...snapshot.record,
-    token: snapshot.record.token + 1,
+    token: nextToken(snapshot.record.token, context.key),
     expires_at: 0,
     owner: `force-released by ${operator}`,
   }
@@ -31,50 +32,50 @@ export async function forceRelease(context: LockContext, operator: string): Prom
   return record
 }
 
+export interface ResetOptions {
+  /** The token to store: above every token the lock handed out and the object shows. */
+  readonly token: number
+  /**
+   * Also replace an object that may be held: a valid record not yet expired, or a body that
+   * does not show itself released or expired. Never lowers a token. @default false
+   */
+  readonly force?: boolean
+}
+
 /**
  * Replaces whatever is at the key with a released record carrying `token`. Never lowers a token
- * that the object, valid or not, shows; never replaces a valid record that is held.
+ * that the object, valid or not, shows; never replaces what it cannot prove released or
+ * expired unless forced.
  */
-export async function reset(context: LockContext, operator: string, token: number): Promise<LockRecord> {
+export async function reset(
+  context: LockContext,
+  operator: string,
+  options: ResetOptions,
+): Promise<LockRecord> {
   const { key } = context
-  if (!Number.isSafeInteger(token) || token < 0) {
-    throw new LockOptionsError(`reset token must be a non-negative safe integer, got ${token}`, { key })
+  const { token, force = false } = options
+  // The largest safe integer would leave the lock nothing to hand out above it.
+  if (!Number.isSafeInteger(token) || token < 0 || token >= Number.MAX_SAFE_INTEGER) {
+    throw new LockOptionsError(
+      `reset token must be an integer from 0 to ${Number.MAX_SAFE_INTEGER - 1}, got ${token}`,
+      { key },
+    )
   }
-  const refused = (message: string, reason: ConflictReason): LockConflictError =>
-    new LockConflictError(`Lock "${key}": ${message}; nothing was written`, { key, reason })
   if (token <= context.highestToken) {
     throw refused(
+      key,
       `reset token ${token} must be above ${context.highestToken}, already handed out`,
       ConflictReason.TokenTooLow,
     )
   }
+  const sentAt = context.clock.now()
   const current = await context.store.read(key)
+  const receivedAt = context.clock.now()
+  context.serverClock.observe(current.serverDate, sentAt, receivedAt)
   if (current.status === ReadStatus.Found) {
-    let record: LockRecord | undefined
-    try {
-      record = parseRecord(current.body, key, current.etag)
-    } catch {
-      // Corrupted: exactly what reset is for. Still never go below a token it may carry.
-      const found = tokenIn(current.body)
-      if (found !== undefined && token <= found) {
-        throw refused(
-          `reset token ${token} must be above the token ${found} in the object`,
-          ConflictReason.TokenTooLow,
-        )
-      }
-    }
-    if (record && record.expires_at !== 0) {
-      throw refused(
-        `the lock is not released (owner ${record.owner}); refusing to reset`,
-        ConflictReason.NotReleased,
-      )
-    }
-    if (record && token <= record.token) {
-      throw refused(
-        `reset token ${token} must be above the current token ${record.token}`,
-        ConflictReason.TokenTooLow,
-      )
-    }
+    // Forced, whether it has expired does not matter: no clock is needed to say so.
+    const serverLower = force ? Number.NEGATIVE_INFINITY : context.serverClock.at(receivedAt).lower
+    assertResettable(context, { ...current, serverLower }, token, force)
   }
   const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }
   const body = serializeRecord(record)
@@ -83,18 +84,66 @@ export async function reset(context: LockContext, operator: string, token: numbe
       ? await context.store.replace(key, body, current.etag)
       : await context.store.create(key, body)
   if (result.status !== WriteStatus.Written) {
-    throw refused(`the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
+    throw refused(key, `the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
   }
   context.remember(record, result.etag)
   return record
 }
 
-/** A numeric `token` in a body that is JSON but not a valid record, if there is one. */
-function tokenIn(body: string): number | undefined {
+/**
+ * Throws `LockConflictError` (nothing written) unless `token` is above every token the object
+ * shows and the object is released or expired (or `force`). A body that is not a valid record
+ * is judged by what it shows of itself: its `expires_at` if it has a numeric one, else nothing.
+ */
+function assertResettable(
+  context: LockContext,
+  found: { body: string; etag: string; serverLower: number },
+  token: number,
+  force: boolean,
+): void {
+  const { key } = context
+  const record = validRecordIn(found, key)
+  // Not a valid record: exactly what reset is for, but it may still be a live lease.
+  const shown = record ? { token: record.token, expiresAt: record.expires_at } : salvage(found.body)
+  if (shown.token !== undefined && !(token > shown.token)) {
+    throw refused(
+      key,
+      record
+        ? `reset token ${token} must be above the current token ${shown.token}`
+        : `reset token ${token} must be above the token ${shown.token} in the object`,
+      ConflictReason.TokenTooLow,
+    )
+  }
+  if (force || isOver(context, shown.expiresAt, found)) return
+  const expiry = `expires_at ${JSON.stringify(shown.expiresAt ?? null)}`
+  throw refused(
+    key,
+    record
+      ? `the lock is not released nor expired (owner ${record.owner}, ${expiry}); refusing to reset without force`
+      : `the object is not a valid record and shows itself neither released nor expired (${expiry}); refusing to reset without force`,
+    ConflictReason.NotReleased,
+  )
+}
+
+function validRecordIn(found: { body: string; etag: string }, key: string): LockRecord | undefined {
   try {
-    const token = (JSON.parse(body) as { token?: unknown } | null)?.token
-    return typeof token === 'number' && Number.isFinite(token) ? token : undefined
+    return parseRecord(found.body, key, found.etag)
   } catch {
     return undefined
   }
+}
+
+/** Whether a lease ending at `expiresAt` (seconds, 0 once released) is over for every contender. */
+function isOver(
+  context: LockContext,
+  expiresAt: number | undefined,
+  found: { etag: string; serverLower: number },
+): boolean {
+  if (expiresAt === undefined) return false
+  const record: LockRecord = { v: RECORD_VERSION, token: 0, owner: '', expires_at: expiresAt }
+  return context.isFree({ record, etag: found.etag, serverLower: found.serverLower })
+}
+
+function refused(key: string, message: string, reason: ConflictReason): LockConflictError {
+  return new LockConflictError(`Lock "${key}": ${message}; nothing was written`, { key, reason })
 }

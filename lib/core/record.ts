@@ -1,4 +1,4 @@
-import { LockCorruptedError } from './errors.js'
+import { ConflictReason, LockConflictError, LockCorruptedError } from './errors.js'
 
 /** A JSON value, as stored in `state` (checkpoints). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
@@ -8,6 +8,12 @@ export const RECORD_VERSION = 1
 
 /** A lock object larger than this is not a lock record (and reading it would cost memory). */
 export const MAX_RECORD_BYTES = 64 * 1024
+
+/**
+ * Objects and arrays may nest this many levels deep in a record, the record itself being the
+ * first: a deeper one could not be written back (JSON.stringify recurses) and is refused.
+ */
+export const MAX_RECORD_DEPTH = 100
 
 /**
  * The lock object as stored, field names as on the wire. Fields this version does not know
@@ -61,6 +67,8 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw corrupted('not a JSON object')
+  if (nestingDepth(parsed, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH)
+    throw corrupted(`nested more than ${MAX_RECORD_DEPTH} levels deep`)
   const record = parsed as Record<string, unknown>
 
   if (record.v !== RECORD_VERSION)
@@ -75,6 +83,38 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
     if (field in record && !isValid(record[field])) throw corrupted(`"${field}" has a wrong type`)
   }
   return record as LockRecord
+}
+
+/**
+ * The token an acquisition (or a forced release) writes after `token`. A token above
+ * `Number.MAX_SAFE_INTEGER` would not survive a JSON round trip exactly, and every reader
+ * refuses it: nothing is written then (`LockConflictError`, reason `tokens-exhausted`).
+ */
+export function nextToken(token: number, key: string): number {
+  if (token >= Number.MAX_SAFE_INTEGER) {
+    throw new LockConflictError(
+      `Lock "${key}": the token is ${token}, the largest that can be stored exactly; no token can follow it. Nothing was written`,
+      { key, reason: ConflictReason.TokensExhausted },
+    )
+  }
+  return token + 1
+}
+
+/**
+ * How many levels of objects and arrays `value` nests (a scalar: 0), counted without recursion
+ * so that no input can overflow the stack; stops counting once past `limit`.
+ */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next
+    if (typeof item !== 'object' || item === null) continue
+    deepest = Math.max(deepest, depth)
+    if (deepest > limit) return deepest
+    for (const child of Object.values(item)) pending.push([child, depth + 1])
+  }
+  return deepest
 }
 
 export function serializeRecord(record: LockRecord): string {

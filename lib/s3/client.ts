@@ -7,7 +7,7 @@ import {
   type PutObjectCommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3'
-import { describe, type SdkClient, sendTimed } from '../aws/send.js'
+import { describe, type SdkClient, type SendTimedOptions, sendTimed } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
 import { classifyS3Error, S3ErrorKind } from './errors.js'
 
@@ -25,7 +25,7 @@ export function defaultS3Client(): S3Client {
 }
 
 type S3Command = GetObjectCommand | HeadObjectCommand | PutObjectCommand
-type Output<C> = C extends GetObjectCommand
+export type S3Output<C> = C extends GetObjectCommand
   ? GetObjectCommandOutput
   : C extends HeadObjectCommand
     ? HeadObjectCommandOutput
@@ -33,7 +33,7 @@ type Output<C> = C extends GetObjectCommand
 
 /** An S3 answer that steers the protocol (the rest become `LockStoreError`). */
 export type S3Call<C extends S3Command> =
-  | { readonly kind: 'ok'; readonly output: Output<C>; readonly serverDate: number | undefined }
+  | { readonly kind: 'ok'; readonly output: S3Output<C>; readonly serverDate: number | undefined }
   | {
       readonly kind: Exclude<S3ErrorKind, typeof S3ErrorKind.Transient | typeof S3ErrorKind.Fatal>
       readonly error: unknown
@@ -60,9 +60,9 @@ export interface SendOptions {
 export async function sendS3<C extends S3Command>(
   s3: S3Client,
   command: C,
-  options: SendOptions,
+  options: SendOptions & Pick<SendTimedOptions<S3Output<C>>, 'consume'>,
 ): Promise<S3Call<C>> {
-  const sent = await sendTimed(s3 as SdkClient<C, Output<C>>, command, options)
+  const sent = await sendTimed(s3 as SdkClient<C, S3Output<C>>, command, options)
   if (sent.ok) return { kind: 'ok', output: sent.output, serverDate: sent.serverDate }
   const { error, timedOut, retried, serverDate } = sent
   const kind = timedOut ? S3ErrorKind.Transient : classifyS3Error(error)

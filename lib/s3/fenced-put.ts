@@ -4,6 +4,8 @@ import {
   type PutObjectCommandOutput,
   type S3Client,
 } from '@aws-sdk/client-s3'
+import { type BackoffOptions, backoffDelay } from '../core/backoff.js'
+import { systemClock } from '../core/clock.js'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
 import { DEFAULT_REQUEST_TIMEOUT_MS, type SendOptions, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
@@ -23,8 +25,13 @@ export interface FencedPutOptions {
   readonly contentType?: string
   /** More user metadata to store; the fencing token is added to it. */
   readonly metadata?: Record<string, string>
-  /** Rounds of head + conditional put when other writers keep getting in between. @default 5 */
-  readonly maxRounds?: number
+  /**
+   * How long to keep trying, in ms, while other writers keep getting in between or S3 keeps
+   * failing transiently. Each lost round means another writer made progress, so a writer whose
+   * token is still the highest it has seen tries again until then; each request's timeout is
+   * cut to what is left. Then: a retryable `LockStoreError`. @default 10000
+   */
+  readonly timeoutMs?: number
   /** Timeout of each S3 request, in ms. @default 5000 */
   readonly requestTimeoutMs?: number
   /** Abandons the write (e.g. the lease's signal); rejects with the signal's reason. */
@@ -33,7 +40,10 @@ export interface FencedPutOptions {
 
 export interface FencedPutResult {
   readonly etag: string
-  /** The token the object carried before, if any. */
+  /**
+   * The token the object carried before, if any. After a try whose answer was lost, and which
+   * may have landed, it can be this writer's own token.
+   */
   readonly previousToken: number | undefined
   readonly output: PutObjectCommandOutput
 }
@@ -51,58 +61,114 @@ export class FencedWriteRejectedError extends LockError {
   }
 }
 
+/** Default of `FencedPutOptions.timeoutMs`. */
+export const DEFAULT_FENCED_PUT_TIMEOUT_MS = 10_000
+/** Pauses after a failed or conflicting round; a round lost to another writer's write retries at once. */
+const PAUSE: BackoffOptions = { baseMs: 20, capMs: 500 }
+
+/** What one round (HEAD, conditional PUT) came to, when it did not write or throw. */
+const Round = {
+  /** Another writer got in between (412): it made progress, look again now. */
+  Lost: 'lost',
+  /** A conditional write was in flight (409) or the object vanished (404): look again shortly. */
+  Conflict: 'conflict',
+  /** The HEAD saw no object, yet the create found one: it may be hidden from us (403). */
+  Hidden: 'hidden',
+} as const
+type Round = (typeof Round)[keyof typeof Round]
+
 /**
  * Writes an S3 object only if no newer lease holder wrote it: the object keeps the writer's token
  * in its metadata, and the write is conditional on the etag that carried the token we checked.
  * A zombie that lost its lease gets `FencedWriteRejectedError` instead of overwriting newer work.
  *
- * Costs a HEAD and a PUT. Equal tokens pass: a holder may rewrite its own output.
+ * Costs a HEAD and a PUT, and as many more rounds as other writers (or transient S3 failures)
+ * get in between, for up to `timeoutMs`. Equal tokens pass: a holder may rewrite its own output.
  */
 export async function fencedPut(options: FencedPutOptions): Promise<FencedPutResult> {
-  const { s3, bucket, key, token } = options
+  const { bucket, key, token } = options
   if (!Number.isSafeInteger(token) || token < 0) {
     throw new LockOptionsError(`fencedPut: token must be a non-negative safe integer, got ${token}`, { key })
   }
-  const rounds = options.maxRounds ?? 5
-  const send: SendOptions = {
-    bucket,
-    key,
-    timeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    signal: options.signal,
-    caller: 'fencedPut:',
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FENCED_PUT_TIMEOUT_MS
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  for (const [name, value] of Object.entries({ timeoutMs, requestTimeoutMs })) {
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new LockOptionsError(`fencedPut: ${name} must be a positive number, got ${value}`, { key })
+    }
   }
+  const deadline = Date.now() + timeoutMs
   let hiddenOnce = false
-  for (let round = 0; round < rounds; round++) {
-    const current = await headObject(s3, send)
-    const previousToken = current?.token
-    if (previousToken !== undefined && previousToken > token) {
-      throw new FencedWriteRejectedError(
-        `fencedPut: s3://${bucket}/${key} carries token ${previousToken}; token ${token} is stale, nothing was written`,
-        { key, token, currentToken: previousToken },
+  let failure: LockStoreError | undefined
+  for (let round = 0; ; round++) {
+    const left = deadline - Date.now()
+    if (left <= 0) {
+      throw new LockStoreError(
+        `fencedPut: s3://${bucket}/${key} kept changing${failure ? ' or failing' : ''} for ${timeoutMs} ms; token ${token} may not have been written`,
+        { key, retryable: true, cause: failure },
       )
     }
-    const quoting = quotingFor(s3)
-    const condition = current ? { IfMatch: ifMatch(current.etag, quoting) } : ({ IfNoneMatch: '*' } as const)
-    const put = new PutObjectCommand({
-      Bucket: bucket,
-      Key: key,
-      Body: options.body,
-      ...(options.contentType && { ContentType: options.contentType }),
-      Metadata: { ...options.metadata, [FENCING_TOKEN_METADATA]: String(token) },
-      ...condition,
-    })
-    const call = await sendS3(s3, put, send)
-    if (call.kind === 'ok') {
+    const send: SendOptions = {
+      bucket,
+      key,
+      timeoutMs: Math.min(requestTimeoutMs, left),
+      signal: options.signal,
+      caller: 'fencedPut:',
+    }
+    let outcome: FencedPutResult | Round
+    try {
+      outcome = await fencedRound(options, send, hiddenOnce)
+    } catch (error) {
+      // A transient failure, a PUT's included: it may have landed, which the next round's HEAD shows.
+      if (!(error instanceof LockStoreError) || !error.retryable) throw error
+      failure = error
+      outcome = Round.Conflict
+    }
+    if (typeof outcome === 'object') return outcome
+    if (outcome === Round.Hidden) hiddenOnce = true
+    if (outcome !== Round.Lost) {
+      await pause(Math.min(backoffDelay(round, PAUSE), deadline - Date.now()), options.signal)
+    }
+  }
+}
+
+/** One HEAD and conditional PUT: the write, or why to look again. Throws when it never can. */
+async function fencedRound(
+  options: FencedPutOptions,
+  send: SendOptions,
+  hiddenOnce: boolean,
+): Promise<FencedPutResult | Round> {
+  const { s3, bucket, key, token } = options
+  const current = await headObject(s3, send)
+  const previousToken = current?.token
+  if (previousToken !== undefined && previousToken > token) {
+    throw new FencedWriteRejectedError(
+      `fencedPut: s3://${bucket}/${key} carries token ${previousToken}; token ${token} is stale, nothing was written`,
+      { key, token, currentToken: previousToken },
+    )
+  }
+  const quoting = quotingFor(s3)
+  const condition = current ? { IfMatch: ifMatch(current.etag, quoting) } : ({ IfNoneMatch: '*' } as const)
+  const put = new PutObjectCommand({
+    Bucket: bucket,
+    Key: key,
+    Body: options.body,
+    ...(options.contentType && { ContentType: options.contentType }),
+    Metadata: { ...options.metadata, [FENCING_TOKEN_METADATA]: String(token) },
+    ...condition,
+  })
+  const call = await sendS3(s3, put, send)
+  switch (call.kind) {
+    case 'ok':
       if (current) await learnFromIfMatch(s3, quoting, true, async () => false)
       return { etag: unquote(call.output.ETag ?? ''), previousToken, output: call.output }
-    }
-    if (call.kind === S3ErrorKind.PreconditionFailed && current) {
-      // Look again either way: the next round sends quoted etags if that was the cause.
-      const unchanged = async () => (await headObject(s3, send))?.etag === current.etag
-      await learnFromIfMatch(s3, quoting, false, unchanged)
-      continue
-    }
-    if (call.kind === S3ErrorKind.PreconditionFailed) {
+    case S3ErrorKind.PreconditionFailed:
+      if (current) {
+        // Look again either way: the next round sends quoted etags if that was the cause.
+        const unchanged = async () => (await headObject(s3, send))?.etag === current.etag
+        await learnFromIfMatch(s3, quoting, false, unchanged)
+        return Round.Lost
+      }
       // The HEAD said "absent" (or 403, which hides absence) but the object exists: twice means
       // it is there and we may not read it, so its token cannot be checked.
       if (hiddenOnce) {
@@ -111,22 +177,21 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
           { key, retryable: false, cause: call.error },
         )
       }
-      hiddenOnce = true
-      continue
-    }
-    if (call.kind === S3ErrorKind.Denied) {
+      return Round.Hidden
+    case S3ErrorKind.Denied:
       throw new LockStoreError(`fencedPut: s3://${bucket}/${key}: access denied`, {
         key,
         retryable: false,
         cause: call.error,
       })
-    }
-    // 409 or 404: someone wrote (or deleted) between our HEAD and PUT: look again.
+    default:
+      // 409 or 404: someone wrote (or deleted) between our HEAD and PUT: look again.
+      return Round.Conflict
   }
-  throw new LockStoreError(`fencedPut: s3://${bucket}/${key} kept changing under ${rounds} tries`, {
-    key,
-    retryable: true,
-  })
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return systemClock.sleep(Math.max(0, ms), signal)
 }
 
 async function headObject(

@@ -10,7 +10,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
-import { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client, sendS3 } from './client.js'
+import { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client, type S3Output, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { EtagQuoting, ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
@@ -53,16 +53,18 @@ export class S3LockStore implements LockStore {
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {
     const command = new GetObjectCommand({ Bucket: this.bucket, Key: key })
-    const call = await this.#send(key, command, options)
+    // The body is read within the request's timeout: a cut or stalled body is a failed request.
+    let body = ''
+    const call = await this.#send(key, command, options, async (output, signal) => {
+      body = await readCapped(output.Body, MAX_RECORD_BYTES + 1, signal)
+    })
     if (call.kind === S3ErrorKind.NotFound) return { status: ReadStatus.Absent, ...dated(call.serverDate) }
     // Without s3:ListBucket, which the construct's grant leaves out, S3 hides a missing key behind 403.
     if (call.kind === S3ErrorKind.Denied)
       return { status: ReadStatus.Absent, unconfirmed: true, ...dated(call.serverDate) }
     if (call.kind !== 'ok') throw this.#unexpected(key, 'GetObject', call.error)
     const { output } = call
-    if (!('Body' in output) || !output.ETag)
-      throw this.#unexpected(key, 'GetObject', new Error('no body or ETag'))
-    const body = await readCapped(output.Body, MAX_RECORD_BYTES + 1)
+    if (!output.ETag) throw this.#unexpected(key, 'GetObject', new Error('no ETag'))
     return { status: ReadStatus.Found, body, etag: unquote(output.ETag), ...dated(call.serverDate) }
   }
 
@@ -135,12 +137,14 @@ export class S3LockStore implements LockStore {
     key: string,
     command: C,
     options: StoreCallOptions,
+    consume?: (output: S3Output<C>, signal: AbortSignal) => Promise<void>,
   ) {
     return sendS3(this.s3, command, {
       bucket: this.bucket,
       key,
       timeoutMs: this.requestTimeoutMs,
       signal: options.signal,
+      consume,
     })
   }
 

@@ -57,8 +57,60 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
     expect(refused.code).toBe(1)
     expect(refused.err).toMatch(/LockCorruptedError[\s\S]*raw object: not json/)
     expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt')).code).toBe(2)
-    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', '--token', '500')).code).toBe(0)
+    const unforced = await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', '--token', '500')
+    expect(unforced).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/LockConflictError: .*without force/),
+    })
+    expect((await getRaw(s3, bucket, 'locks/corrupt')).body).toBe('not json')
+    const forced = ['--token', '500', '--force']
+    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', ...forced)).code).toBe(0)
     expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBe(501)
+  })
+
+  it('refuses a reset token that would leave no safe token above it, writing nothing', async () => {
+    await new S3Lock({ s3, bucket, key: 'locks/last-token', owner: 'job/3' })
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    const before = await getRaw(s3, bucket, 'locks/last-token')
+    const { code, err } = await cli(
+      'reset',
+      '--bucket',
+      bucket,
+      '--key',
+      'locks/last-token',
+      '--token',
+      String(Number.MAX_SAFE_INTEGER),
+    )
+    expect(code).toBe(1)
+    expect(err).toMatch(/LockOptionsError: reset token must be an integer from 0 to 9007199254740990/)
+    expect(await getRaw(s3, bucket, 'locks/last-token')).toEqual(before)
+    expect((await new S3Lock({ s3, bucket, key: 'locks/last-token' }).tryAcquire())?.token).toBe(2)
+  })
+
+  it('refuses to reset a held record of an unknown version, or below a token written as a string', async () => {
+    const future = JSON.stringify({ v: 2, token: 5, expires_at: Date.now() / 1000 + 3600, owner: 'newer' })
+    await putRaw(s3, bucket, 'locks/newer', future)
+    const args = ['reset', '--bucket', bucket, '--key', 'locks/newer']
+    expect(await cli(...args, '--token', '9')).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/LockConflictError: .*without force/),
+    })
+    expect((await getRaw(s3, bucket, 'locks/newer')).body).toBe(future)
+    const stringToken = JSON.stringify({ v: 1, token: '5', expires_at: 0, owner: 'x' })
+    await putRaw(s3, bucket, 'locks/string-token', stringToken)
+    const low = await cli(
+      'reset',
+      '--bucket',
+      bucket,
+      '--key',
+      'locks/string-token',
+      '--token',
+      '1',
+      '--force',
+    )
+    expect(low).toMatchObject({ code: 1, err: expect.stringMatching(/above the token 5/) })
+    expect((await getRaw(s3, bucket, 'locks/string-token')).body).toBe(stringToken)
   })
 
   it('explains its usage on bad arguments', async () => {

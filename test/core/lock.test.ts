@@ -366,7 +366,7 @@ describe('Lock (protocol core, in-memory store)', () => {
       const { contender, store } = setup()
       store.putRaw('jobs/nightly', 'garbage')
       const operator = contender('operator')
-      await operator.reset({ token: 100 })
+      await operator.reset({ token: 100, force: true })
       expect((await contender('a').tryAcquire())?.token).toBe(101)
     })
 

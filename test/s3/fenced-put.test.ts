@@ -1,6 +1,9 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { LockOptionsError } from '../../lib/index.js'
 import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
+import { FaultProxy } from '../support/fault-proxy.js'
 import { freshBucket, getRaw, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -77,4 +80,79 @@ describe('fencedPut on a real S3 engine', () => {
     const succeeded = results.flatMap((r, i) => (r.status === 'fulfilled' ? [10 + i] : []))
     expect(Number(head.Metadata?.['fencing-token'])).toBe(Math.max(...succeeded))
   })
+  it("ends with the highest token's body among 20 concurrent writers, every other writer written or fenced off, 6 rounds", async () => {
+    const writers = 20
+    for (let round = 0; round < 6; round++) {
+      const key = `out/stampede-${round}.json`
+      const results = await Promise.allSettled(
+        Array.from({ length: writers }, (_, i) =>
+          fencedPut({ s3, bucket, key, body: `written by ${i + 1}`, token: i + 1 }),
+        ),
+      )
+      const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))
+      for (const failure of failures)
+        expect(failure, String(failure)).toBeInstanceOf(FencedWriteRejectedError)
+      expect(results[writers - 1]?.status, 'the highest token').toBe('fulfilled')
+      expect((await getRaw(s3, bucket, key)).body).toBe(`written by ${writers}`)
+      const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))
+      expect(head.Metadata?.['fencing-token']).toBe(String(writers))
+    }
+  })
+  it('keeps trying through transient S3 failures of its writes', async () => {
+    const proxy = new FaultProxy(inject('s3').endpoint)
+    const viaProxy = testS3Client({ endpoint: await proxy.start() })
+    try {
+      proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' }, 3)
+      proxy.inject('HEAD', { kind: 'reset' })
+      const result = await fencedPut({
+        s3: viaProxy,
+        bucket,
+        key: 'out/flaky.json',
+        body: 'made it',
+        token: 4,
+      })
+      expect(result.etag).not.toBe('')
+      expect((await getRaw(s3, bucket, 'out/flaky.json')).body).toBe('made it')
+      expect(proxy.seen.filter((method) => method === 'PUT')).toHaveLength(4)
+    } finally {
+      viaProxy.destroy()
+      await proxy.stop()
+    }
+  })
+
+  it('gives up with a retryable LockStoreError when its time is spent, cutting requests that would wait longer', async () => {
+    const hung = new Set<Socket>()
+    const silent = createServer((socket) => hung.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const nowhere = testS3Client({ endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` })
+    try {
+      const began = Date.now()
+      const error = await fencedPut({
+        s3: nowhere,
+        bucket,
+        key: 'out/hung.json',
+        body: 'x',
+        token: 1,
+        timeoutMs: 500,
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
+      expect(Date.now() - began).toBeLessThan(500 + 1_500)
+    } finally {
+      nowhere.destroy()
+      for (const socket of hung) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
+  })
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    'refuses a timeoutMs of %s before any request',
+    async (timeoutMs) => {
+      await expect(
+        fencedPut({ s3, bucket, key: 'out/never.json', body: 'x', token: 1, timeoutMs }),
+      ).rejects.toBeInstanceOf(LockOptionsError)
+    },
+  )
 })

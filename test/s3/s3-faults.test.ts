@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LockStoreError, WriteStatus } from '../../lib/index.js'
@@ -61,6 +63,28 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const key = freshKey('reset')
     proxy.inject('PUT', { kind: 'reset' })
     expect((await lockOn(key).tryAcquire())?.token).toBe(1)
+  })
+
+  it('retries a read whose body is cut off mid-way, then acquires above the token it finally read', async () => {
+    const key = freshKey('cut-body')
+    await lockOn(key, 'first')
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    proxy.inject('GET', { kind: 'cut-body' })
+    const seenBefore = proxy.seen.length
+    const lease = await lockOn(key, 'second').tryAcquire()
+    expect(lease?.token).toBe(2)
+    expect(proxy.seen.slice(seenBefore)).toEqual(['GET', 'GET', 'PUT'])
+  })
+
+  it('retries a read whose body stalls, once the request timeout has passed', async () => {
+    const key = freshKey('stall-body')
+    await lockOn(key, 'first')
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    proxy.inject('GET', { kind: 'stall-body' })
+    const lease = await lockOn(key, 'second').tryAcquire()
+    expect(lease?.token).toBe(2)
   })
 
   it('keeps a write whose answer was lost, recognising its own record on the retry', async () => {
@@ -143,6 +167,40 @@ describe('S3Lock through a fault-injecting proxy', () => {
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
     expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
     counting.destroy()
+  })
+})
+
+describe('S3Lock.acquire with a wait, bounded as a whole', () => {
+  it('ends at the wait, not after the request timeouts, when the endpoint never answers', async () => {
+    const hung = new Set<Socket>()
+    const silent = createServer((socket) => hung.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const s3 = testS3Client({ endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` })
+    try {
+      // The default request timeout (5 s) is longer than the wait: each call must be cut short.
+      const lock = new S3Lock({ s3, bucket, key: freshKey('silent') })
+      const began = Date.now()
+      const error = await lock.acquire({ waitMs: 1_500 }).catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
+      expect(Date.now() - began).toBeLessThan(1_500 + 1_500)
+    } finally {
+      s3.destroy()
+      for (const socket of hung) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
+  })
+
+  it('names the holder it last saw when the wait runs out during a slow read', async () => {
+    const key = freshKey('slow-read')
+    await new S3Lock({ s3: direct, bucket, key, owner: 'holder' }).tryAcquire()
+    proxy.inject('GET', { kind: 'delay', ms: 0 })
+    proxy.inject('GET', { kind: 'delay', ms: 4_000 })
+    const began = Date.now()
+    const error = await new S3Lock({ s3: viaProxy, bucket, key, owner: 'waiter' })
+      .acquire({ waitMs: 1_000, backoff: { baseMs: 100, capMs: 100 } })
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockTimeoutError', holder: { owner: 'holder' } })
+    expect(Date.now() - began).toBeLessThan(1_000 + 1_500)
   })
 })
 

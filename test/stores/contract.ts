@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockStoreError } from '../../lib/core/errors.js'
 import { type LockStore, ReadStatus, type WriteResult, WriteStatus } from '../../lib/core/store.js'
+import { BodyFault, BrokenBodyServer } from '../support/broken-server.js'
 
 /**
  * What a store under test offers the contract suite. Every call of `store()` gives a store on
@@ -348,6 +349,36 @@ export function describeLockStoreContract(
         await expectRetryable(hung.read(key))
         await expectRetryable(hung.create(key, record()))
         expect(Date.now() - began).toBeLessThan(5_000)
+      })
+
+      it('fails every call whose answer breaks off mid-body with a retryable LockStoreError', async (context) => {
+        if (!target.storeAt) return context.skip()
+        const server = await BrokenBodyServer.start(BodyFault.Cut)
+        try {
+          const cut = target.storeAt(server.endpoint, 2_000)
+          const key = freshKey('cut')
+          await expectRetryable(cut.read(key))
+          await expectRetryable(cut.create(key, record()))
+          await expectRetryable(cut.replace(key, record(), 'etag'))
+          expect(server.seen.length).toBeGreaterThanOrEqual(3)
+        } finally {
+          await server.close()
+        }
+      })
+
+      it('fails a call whose body stalls with a retryable LockStoreError after the request timeout', async (context) => {
+        if (!target.storeAt) return context.skip()
+        const server = await BrokenBodyServer.start(BodyFault.Stall)
+        try {
+          const stalled = target.storeAt(server.endpoint, 300)
+          const key = freshKey('stalled')
+          const began = Date.now()
+          await expectRetryable(stalled.read(key))
+          await expectRetryable(stalled.create(key, record()))
+          expect(Date.now() - began).toBeLessThan(5_000)
+        } finally {
+          await server.close()
+        }
       })
 
       it("rejects with the caller's abort reason and writes nothing when the caller's signal is aborted", async () => {

@@ -11,6 +11,10 @@ export type Fault =
   | { readonly kind: 'reset' }
   /** Forward it (so a write lands), then close the connection instead of answering. */
   | { readonly kind: 'lose-response' }
+  /** Forward it, send the answer's headers and the first bytes of its body, then reset the connection. */
+  | { readonly kind: 'cut-body' }
+  /** Forward it, send the answer's headers and the first bytes of its body, then send nothing more. */
+  | { readonly kind: 'stall-body' }
 
 interface Rule {
   readonly method: string
@@ -75,6 +79,14 @@ export class FaultProxy {
         return
       }
       res.writeHead(answer.statusCode ?? 502, answer.headers)
+      if (fault?.kind === 'cut-body' || fault?.kind === 'stall-body') {
+        answer.once('data', (chunk: Buffer) => {
+          answer.destroy()
+          res.write(chunk.subarray(0, Math.ceil(chunk.length / 2)))
+          if (fault.kind === 'cut-body') setTimeout(() => req.socket.resetAndDestroy(), 20)
+        })
+        return
+      }
       answer.pipe(res)
     })
     upstream.on('error', () => req.socket.destroy())

@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest'
+import {
+  Lock,
+  LockConflictError,
+  LockCorruptedError,
+  LockOptionsError,
+  MAX_RECORD_BYTES,
+  MAX_RECORD_DEPTH,
+} from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
+import { SimTime } from '../support/sim-clock.js'
+
+const KEY = 'jobs/nightly'
+const LAST_TOKEN = Number.MAX_SAFE_INTEGER
+
+function setup() {
+  const time = new SimTime()
+  const store = new MemoryLockStore({ clock: time.serverClock })
+  const contender = (owner: string) =>
+    new Lock({
+      store,
+      key: KEY,
+      owner,
+      ttlMs: 10_000,
+      clockSkewMarginMs: 1_000,
+      clock: time.localClock(),
+      random: () => 0.5,
+    })
+  const writes = () => store.requests.create + store.requests.replace
+  const put = (fields: Record<string, unknown>) =>
+    store.putRaw(KEY, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'old', ...fields }))
+  return { time, store, contender, writes, put }
+}
+
+/** `levels` arrays, one in another, around a number. */
+const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`
+
+/** A released record padded with an extra field to exactly `bytes` bytes. */
+const recordOfSize = (bytes: number): string => {
+  const empty = JSON.stringify({ v: 1, token: 3, expires_at: 0, owner: 'old', notes: '' })
+  return JSON.stringify({
+    v: 1,
+    token: 3,
+    expires_at: 0,
+    owner: 'old',
+    notes: 'n'.repeat(bytes - empty.length),
+  })
+}
+
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    (value) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
+    },
+    (error: unknown) => error,
+  )
+
+describe('a lock at the limits of its record', () => {
+  describe('tokens', () => {
+    it('hands out the largest safe integer as a token, and reads it back', async () => {
+      const { contender, put } = setup()
+      put({ token: LAST_TOKEN - 1 })
+      const lease = await contender('a').tryAcquire()
+      expect(lease?.token).toBe(LAST_TOKEN)
+      expect(await contender('b').inspect()).toMatchObject({ token: LAST_TOKEN, held: true })
+    })
+
+    it('refuses to acquire above the largest safe token (tokens-exhausted) and writes nothing', async () => {
+      const { contender, store, writes, put } = setup()
+      put({ token: LAST_TOKEN })
+      const before = store.peek(KEY)
+      const error = await rejection(contender('a').tryAcquire())
+      expect(error).toBeInstanceOf(LockConflictError)
+      expect(error).toMatchObject({ reason: 'tokens-exhausted', key: KEY })
+      const waited = await rejection(contender('a').acquire({ waitMs: 5_000 }))
+      expect(waited).toMatchObject({ reason: 'tokens-exhausted' })
+      expect(store.peek(KEY)).toBe(before)
+      expect(writes()).toBe(0)
+    })
+
+    it('refuses to force-release above the largest safe token and writes nothing', async () => {
+      const { contender, store, put } = setup()
+      put({ token: LAST_TOKEN, expires_at: 2_000_000_000 })
+      const before = store.peek(KEY)
+      expect(await rejection(contender('op').forceRelease())).toMatchObject({ reason: 'tokens-exhausted' })
+      expect(store.peek(KEY)).toBe(before)
+    })
+
+    it.each([
+      ['the largest safe integer', LAST_TOKEN],
+      ['2^53', 2 ** 53],
+      ['a fraction', 1.5],
+      ['a negative number', -1],
+      ['NaN', Number.NaN],
+    ])('refuses to reset to %s before any request, leaving the lock usable', async (_, token) => {
+      const { contender, store, put } = setup()
+      put({ token: 7 })
+      const reads = store.requests.read
+      expect(await rejection(contender('op').reset({ token }))).toBeInstanceOf(LockOptionsError)
+      expect(store.requests.read).toBe(reads)
+      expect((await contender('a').tryAcquire())?.token).toBe(8)
+    })
+
+    it('never writes an unsafe token: after a reset to the last usable one, one more acquisition, then a typed refusal', async () => {
+      const { contender, store } = setup()
+      await contender('op').reset({ token: LAST_TOKEN - 1 })
+      const lease = await contender('a').tryAcquire()
+      expect(lease?.token).toBe(LAST_TOKEN)
+      await lease?.release()
+      expect(await rejection(contender('b').tryAcquire())).toMatchObject({ reason: 'tokens-exhausted' })
+      expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ token: LAST_TOKEN, expires_at: 0 })
+      expect(await contender('c').inspect()).toMatchObject({ token: LAST_TOKEN, held: false })
+    })
+  })
+
+  describe('records', () => {
+    it('refuses a record nested too deep to be written back (60 KB, 30 000 levels) as corrupted, from acquire and inspect alike', async () => {
+      const { contender, store, writes } = setup()
+      const body = `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`
+      store.putRaw(KEY, body)
+      for (const call of [() => contender('a').tryAcquire(), () => contender('a').inspect()]) {
+        const error = await rejection(call())
+        expect(error).toBeInstanceOf(LockCorruptedError)
+        expect((error as LockCorruptedError).message).toMatch(/nested more than 100 levels deep/)
+        expect((error as LockCorruptedError).raw).toBe(body)
+      }
+      expect(store.peek(KEY)).toBe(body)
+      expect(writes()).toBe(0)
+    })
+
+    it('keeps a record nested exactly as deep as allowed across an acquisition', async () => {
+      const { contender, put, store } = setup()
+      // The record is the first level, so its field may nest one level less.
+      const extra = JSON.parse(nested(MAX_RECORD_DEPTH - 1))
+      put({ extra })
+      const lease = await contender('a').tryAcquire()
+      expect(lease?.token).toBe(2)
+      expect(JSON.parse(store.peek(KEY) ?? '').extra).toEqual(extra)
+      await expect(contender('b').inspect()).resolves.toMatchObject({ held: true })
+    })
+
+    it('refuses one level more as corrupted', async () => {
+      const { contender, put } = setup()
+      put({ extra: JSON.parse(nested(MAX_RECORD_DEPTH)) })
+      expect(await rejection(contender('a').tryAcquire())).toBeInstanceOf(LockCorruptedError)
+    })
+
+    it('lets an operator reset a record nested too deep', async () => {
+      const { contender, store } = setup()
+      store.putRaw(KEY, `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`)
+      await contender('op').reset({ token: 10 })
+      expect((await contender('a').tryAcquire())?.token).toBe(11)
+    })
+
+    it.each([
+      ['nested too deep', JSON.parse(nested(MAX_RECORD_DEPTH))],
+      [
+        'that contains itself',
+        (() => {
+          const loop: Record<string, unknown> = {}
+          loop.self = loop
+          return loop
+        })(),
+      ],
+      ['that JSON cannot hold', { count: 10n }],
+      ['that is no JSON value', () => 1],
+    ])(
+      'refuses a checkpoint %s with LockOptionsError, writing nothing and keeping the lease',
+      async (_, state) => {
+        const { contender, store, writes } = setup()
+        const lease = await contender('a').tryAcquire()
+        const before = store.peek(KEY)
+        const written = writes()
+        const error = await rejection(lease?.checkpoint(state as never) ?? Promise.resolve())
+        expect(error).toBeInstanceOf(LockOptionsError)
+        expect(store.peek(KEY)).toBe(before)
+        expect(writes()).toBe(written)
+        await lease?.checkpoint({ cursor: 1 })
+        expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: { cursor: 1 } })
+      },
+    )
+
+    it('refuses to acquire a valid record of exactly 64 KiB (record-too-large), writing nothing, and inspect says so', async () => {
+      const { contender, store, writes } = setup()
+      const body = recordOfSize(MAX_RECORD_BYTES)
+      expect(Buffer.byteLength(body)).toBe(64 * 1024)
+      store.putRaw(KEY, body)
+      const error = await rejection(contender('a').tryAcquire())
+      expect(error).toBeInstanceOf(LockConflictError)
+      expect(error).toMatchObject({ reason: 'record-too-large' })
+      expect(await contender('a').inspect()).toMatchObject({
+        token: 3,
+        held: false,
+        blocked: 'record-too-large',
+      })
+      expect(store.peek(KEY)).toBe(body)
+      expect(writes()).toBe(0)
+    })
+
+    it('agrees in inspect and in acquire on where a record stops leaving room for an acquisition', async () => {
+      const { contender, store } = setup()
+      let fits = 0
+      for (let bytes = MAX_RECORD_BYTES - 200; bytes <= MAX_RECORD_BYTES; bytes += 4) {
+        store.putRaw(KEY, recordOfSize(bytes))
+        const lock = contender('a')
+        const info = await lock.inspect()
+        const acquired = await lock.tryAcquire().then(
+          (lease) => lease !== null,
+          (error: unknown) => {
+            expect(error).toMatchObject({ reason: 'record-too-large' })
+            return false
+          },
+        )
+        expect(info?.blocked === undefined, `a record of ${bytes} bytes`).toBe(acquired)
+        if (acquired) fits++
+      }
+      // The range spans the boundary: some sizes fit and some do not.
+      expect(fits).toBeGreaterThan(0)
+      expect(fits).toBeLessThan(51)
+    })
+
+    it('says nothing of blocking for an ordinary record', async () => {
+      const { contender } = setup()
+      await contender('a').tryAcquire()
+      const info = await contender('b').inspect()
+      expect(info).not.toHaveProperty('blocked')
+    })
+
+    it('reports a lock whose tokens are exhausted as blocked in inspect', async () => {
+      const { contender, put } = setup()
+      put({ token: LAST_TOKEN })
+      expect(await contender('a').inspect()).toMatchObject({ held: false, blocked: 'tokens-exhausted' })
+    })
+  })
+})
