@@ -10,6 +10,7 @@ import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
 import { type Lease, Lock } from 'lambda-singleton'
 import { type SingletonContext, silentLogger, singleton } from 'lambda-singleton/middy'
+import { measureTakeover, TAKEOVER_MARGIN_MS, TAKEOVER_TTL_MS } from './takeover.js'
 import { type BenchTarget, costPerMillion, dynamodbTarget, s3Target } from './targets.js'
 
 const s3Endpoint = process.env.S3_ENDPOINT
@@ -165,6 +166,8 @@ const run = await measure('a warm invocation behind singleton()', (target) =>
   (wrapped.get(target) ?? bare)({}, context()),
 )
 
+const takeovers = await Promise.all(targets.map((target) => measureTakeover(target.store, target.name, 20)))
+
 report()
 for (const target of targets) target.close()
 
@@ -196,4 +199,17 @@ function report(): void {
         `+${(m.medianMs - bareMs).toFixed(2)} ms over a bare handler`,
     )
   }
+  const floor = TAKEOVER_TTL_MS + TAKEOVER_MARGIN_MS
+  console.log(
+    `\ntakeover after a crash (ttl ${TAKEOVER_TTL_MS} ms + margin ${TAKEOVER_MARGIN_MS} ms, polling every 100 ms)`,
+  )
+  targets.forEach((target, i) => {
+    const result = takeovers[i]
+    if (!result) return
+    const excess = (ms: number) => `${ms >= floor ? '+' : ''}${((ms - floor) / 1000).toFixed(2)} s`
+    console.log(
+      `  ${target.name.padEnd(9)} median ${(result.medianMs / 1000).toFixed(2)} s (ttl + margin ${excess(result.medianMs)}), ` +
+        `range ${excess(result.afterMs[0] ?? Number.NaN)} to ${excess(result.afterMs.at(-1) ?? Number.NaN)}, ${result.afterMs.length} crashes`,
+    )
+  })
 }
