@@ -43,6 +43,8 @@ export interface LeaseTiming {
   readonly deadline: number
   /** The store's time now, as best we know it (epoch ms). */
   readonly serverNow: number
+  /** The lease's length, as recorded (`ttl_ms`) and renewed by default. */
+  readonly ttlMs: number
 }
 
 /**
@@ -96,7 +98,20 @@ export class LockContext {
       expires_at: Math.ceil(server.mid + ttlMs) / 1000,
       deadline: Math.floor(now + ttlMs - this.marginMs - server.halfWidth),
       serverNow: server.mid,
+      ttlMs,
     }
+  }
+
+  /**
+   * A lease held until local time `until`, by a holder that is stopped by then anyway. Its
+   * `expires_at` is the latest the store's clock can read at `until`, so no contender takes it
+   * over before then, whatever our guess; the holder's own lease ends at `until`, no earlier.
+   */
+  leaseUntil(until: number): LeaseTiming {
+    const now = this.clock.now()
+    const server = this.serverClock.at(now)
+    const ttlMs = Math.ceil(until - now + server.halfWidth)
+    return { expires_at: Math.ceil(server.mid + ttlMs) / 1000, deadline: until, serverNow: server.mid, ttlMs }
   }
 
   /** Waits before the next try of a contended call. */

@@ -56,6 +56,14 @@ export interface LockOptions {
 export interface AcquireOptions {
   /** Lease length for this acquisition. @default the lock's `ttlMs` */
   readonly ttlMs?: number
+  /**
+   * Instead of `ttlMs`: hold the lease until this local time (epoch ms), for a holder that is
+   * stopped by then whatever happens, as the Lambda runtime stops an invocation at its deadline.
+   * The lease then needs no margin of its own: `expires_at` is the latest the store's clock can
+   * read at that time, and contenders may take over a margin after it, so a crashed holder frees
+   * the lock about `margin` after its deadline instead of `2 × margin` after.
+   */
+  readonly holdUntil?: number
   /** Owner for this acquisition, e.g. the invocation's request id. @default the lock's `owner` */
   readonly owner?: string
   /** Abandons the attempt; the promise rejects with the signal's reason. */
@@ -172,11 +180,13 @@ export class Lock {
    * matched. Costs one read and one write; one write only when our own last write is current.
    */
   async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
-    const { waitMs = 0 } = options
+    const { waitMs = 0, holdUntil } = options
     validateTiming({ waitMs }, 'attempt', this.key)
-    if (waitMs === 0) return this.#attemptOnce(options)
     const clock = this.#context.clock
-    const wait = new WaitDeadline(clock, waitMs, options.signal)
+    // No point waiting for a lease that would be over by the time we got it.
+    const waitFor = holdUntil === undefined ? waitMs : Math.min(waitMs, holdUntil - clock.now())
+    if (waitFor <= 0) return this.#attemptOnce(options)
+    const wait = new WaitDeadline(clock, waitFor, options.signal)
     const tryOptions = { ...options, signal: wait.signal }
     const backoff = { baseMs: 100, capMs: 2_000, ...options.backoff }
     let last: Acquisition | undefined
@@ -242,12 +252,19 @@ export class Lock {
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
   async #attemptOnce(options: AcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
     const context = this.#context
+    const { signal, holdUntil } = options
     const ttlMs = options.ttlMs ?? this.ttlMs
-    validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
-    const { signal } = options
+    if (holdUntil === undefined) {
+      validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
+    } else if (!Number.isFinite(holdUntil) || holdUntil <= context.clock.now()) {
+      throw new LockOptionsError(`holdUntil must be a time to come (epoch ms), got ${holdUntil}`, {
+        key: this.key,
+      })
+    }
     const owner = options.owner ?? this.owner
     validateOwner(owner, this.key)
-    const budget = Math.min(context.clock.now() + ttlMs - this.clockSkewMarginMs, endsAt)
+    const leaseEnd = holdUntil ?? context.clock.now() + ttlMs - this.clockSkewMarginMs
+    const budget = Math.min(leaseEnd, endsAt)
 
     // The instant take-over by a matching owner is for a run that crashed, not for one that is
     // still running here: while such a lease is live, the lock is held, even for us.
@@ -273,14 +290,14 @@ export class Lock {
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      const timing = context.leaseFor(ttlMs)
-      const record = this.#acquisitionRecord(snapshot, owner, ttlMs, timing)
+      const timing = holdUntil === undefined ? context.leaseFor(ttlMs) : context.leaseUntil(holdUntil)
+      const record = this.#acquisitionRecord(snapshot, owner, timing)
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
-          const lease = new Lease(context, record, result.etag, timing.deadline, ttlMs)
+          const lease = new Lease(context, record, result.etag, timing.deadline, timing.ttlMs)
           this.#issued.add(lease)
           return { status: AcquireStatus.Acquired, lease }
         }
@@ -319,12 +336,7 @@ export class Lock {
    * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
    * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`).
    */
-  #acquisitionRecord(
-    snapshot: Snapshot | undefined,
-    owner: string,
-    ttlMs: number,
-    timing: LeaseTiming,
-  ): LockRecord {
+  #acquisitionRecord(snapshot: Snapshot | undefined, owner: string, timing: LeaseTiming): LockRecord {
     return {
       ...snapshot?.record,
       v: RECORD_VERSION,
@@ -332,7 +344,7 @@ export class Lock {
       expires_at: timing.expires_at,
       owner,
       acquired_at: Math.round(timing.serverNow) / 1000,
-      ttl_ms: ttlMs,
+      ttl_ms: timing.ttlMs,
     }
   }
 
@@ -357,7 +369,7 @@ export class Lock {
   #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
     let next: LockRecord
     try {
-      next = this.#acquisitionRecord(snapshot, this.owner, this.ttlMs, this.#context.leaseFor(this.ttlMs))
+      next = this.#acquisitionRecord(snapshot, this.owner, this.#context.leaseFor(this.ttlMs))
     } catch (error) {
       if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
         return error.reason

@@ -2,24 +2,28 @@ import type { Clock } from '../core/clock.js'
 import { DEFAULT_TTL_MS, defaultHeartbeatMs } from '../core/timing.js'
 import type { InvocationContext } from './context.js'
 
-/** Extra lease time past the end of the invocation, so the lease never ends before Lambda stops us. */
-export const INVOCATION_COVER_MS = 1_000
+export type RunTiming =
+  /** A lease held to the end of the invocation: Lambda stops the holder then, so no heartbeat. */
+  | { readonly covers: 'invocation'; readonly invocationEnd: number }
+  | RenewedTiming
 
-export interface RunTiming {
+/** A lease of `ttlMs`, renewed every `heartbeatMs`. */
+export interface RenewedTiming {
+  readonly covers: 'ttl'
   readonly ttlMs: number
-  /** Renewal period; undefined when the lease covers the whole invocation and needs none. */
   readonly heartbeatMs: number | undefined
   /** When the invocation ends, by the local clock (epoch ms), if the context tells. */
   readonly invocationEnd: number | undefined
 }
 
 /**
- * The lease for one invocation. By default it covers the rest of the invocation, so no heartbeat
- * is needed; outside Lambda (no `getRemainingTimeInMillis`) there is no end to cover, so a
- * default lease with heartbeats. A configured `ttlMs` always wins, with its heartbeat.
+ * The lease for one invocation. By default it is held to the invocation's deadline, when Lambda
+ * stops the holder whatever happens, so no heartbeat is needed and a crashed run frees the lock a
+ * margin after its deadline; outside Lambda (no `getRemainingTimeInMillis`) there is no end to
+ * cover, so a default lease with heartbeats. A configured `ttlMs` always wins, with its heartbeat.
  */
 export function runTiming(
-  configured: { ttlMs: number | undefined; heartbeatMs: number | undefined; clockSkewMarginMs: number },
+  configured: { ttlMs: number | undefined; heartbeatMs: number | undefined },
   context: InvocationContext,
   clock: Clock,
 ): RunTiming {
@@ -29,14 +33,16 @@ export function runTiming(
       : undefined
   const invocationEnd = remaining === undefined ? undefined : clock.now() + remaining
   if (configured.ttlMs !== undefined) {
-    return { ttlMs: configured.ttlMs, heartbeatMs: configured.heartbeatMs, invocationEnd }
+    return { covers: 'ttl', ttlMs: configured.ttlMs, heartbeatMs: configured.heartbeatMs, invocationEnd }
   }
-  if (remaining === undefined) {
-    return { ttlMs: DEFAULT_TTL_MS, heartbeatMs: defaultHeartbeatMs(DEFAULT_TTL_MS), invocationEnd }
+  if (invocationEnd === undefined) {
+    const ttlMs = DEFAULT_TTL_MS
+    return { covers: 'ttl', ttlMs, heartbeatMs: defaultHeartbeatMs(ttlMs), invocationEnd }
   }
-  return {
-    ttlMs: remaining + configured.clockSkewMarginMs + INVOCATION_COVER_MS,
-    heartbeatMs: undefined,
-    invocationEnd,
-  }
+  return { covers: 'invocation', invocationEnd }
+}
+
+/** How the lock is asked for that lease. */
+export function leaseRequest(timing: RunTiming): { ttlMs: number } | { holdUntil: number } {
+  return timing.covers === 'invocation' ? { holdUntil: timing.invocationEnd } : { ttlMs: timing.ttlMs }
 }

@@ -7,7 +7,7 @@ import type { LockStore } from '../core/store.js'
 import type { InvocationContext } from './context.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
-import { runTiming } from './lease-timing.js'
+import { leaseRequest, runTiming } from './lease-timing.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
 import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
@@ -60,7 +60,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     try {
       const lock = await this.#lockFor(key)
       attempt = await lock.attempt({
-        ttlMs: timing.ttlMs,
+        ...leaseRequest(timing),
         owner: ownerOf(context),
         waitMs: config.waitMs,
         ...(done && { skipIf: done }),

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js'
-import { LockLostError } from '../core/errors.js'
+import { LockLostError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
 import type { SingletonState } from './context.js'
@@ -37,7 +37,7 @@ export class SingletonRun {
     const { key, tick, timing, clock, report } = settings
     lease.signal.addEventListener('abort', this.#onLost, { once: true })
     this.#stopHeartbeat =
-      timing.heartbeatMs === undefined
+      timing.covers === 'invocation' || timing.heartbeatMs === undefined
         ? () => {}
         : keepAlive(lease, {
             everyMs: timing.heartbeatMs,
@@ -118,8 +118,11 @@ export class SingletonRun {
 
   #reportLost(): void {
     if (this.#lostReported) return
-    this.#lostReported = true
     const error = this.#lease.lostError
+    // A lease that ran out with its invocation (held to the deadline, or abandoned by an adapter)
+    // lost nothing: the invocation was over.
+    if (error?.reason === LostReason.Expired && this.overdue) return
+    this.#lostReported = true
     this.#controller.abort(error)
     this.#settings.report(
       'error',

@@ -63,10 +63,9 @@ describe('singleton() and Middy', () => {
       'ended early',
     )
     expect(JSON.parse(store.peek('locks/nightly-report') ?? '{}')).toMatchObject({ token: 1 })
-    // That invocation's time is over; its lease's (1 s later, less half a second the holder
-    // could not know of the store's clock) not yet.
-    await clock.advance(3_200)
+    await clock.advance(3_000) // that invocation's time, and its lease, are over
     expect(await clock.run(handler({}, simContext(clock)))).toBe(1)
-    expect(outcomes).toEqual(['acquired', 'error', 'released', 'acquired', 'released'])
+    // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.
+    expect(outcomes).toEqual(['acquired', 'error', 'acquired', 'released'])
   })
 })
