@@ -4,8 +4,7 @@ import type { InvocationContext } from './context.js'
 
 export type RunTiming =
   /** A lease held to the end of the invocation: Lambda stops the holder then, so no heartbeat. */
-  | { readonly covers: 'invocation'; readonly invocationEnd: number }
-  | RenewedTiming
+  { readonly covers: 'invocation'; readonly invocationEnd: number } | RenewedTiming
 
 /** A lease of `ttlMs`, renewed every `heartbeatMs`. */
 export interface RenewedTiming {
