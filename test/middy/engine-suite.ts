@@ -117,8 +117,10 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
           // A loser that read the record names the holder; one that lost the write race does not pay to.
           if (skip.holder !== undefined) expect(skip).toMatchObject({ token: seen[0] })
         }
-        // The winner: read, write, write (release). Each loser: at most one read and one write.
-        expect(requests.total()).toBeLessThanOrEqual(3 + (invocations - 1) * 2)
+        // The winner: read, write, write (release). Each loser: at most one read and one write,
+        // and a read (and a retry) for each answer the engine failed to give (Ceph answers some
+        // losers of simultaneous conditional writes with a 500; a loaded engine may time out).
+        expect(requests.total()).toBeLessThanOrEqual(3 + (invocations - 1) * 2 + 2 * requests.failures())
         expect(await record(`locks/${functionName}`)).toMatchObject({ token: seen[0], expires_at: 0 })
         close()
       },
@@ -144,8 +146,9 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
           Array.from({ length: 20 }, () => handler({}, lambdaContext({ functionName }))),
         )
         expect(results.filter((r) => !isSkipResult(r))).toHaveLength(1)
-        // The winner: write, write (release). Each loser: one write and one read.
-        expect(requests.total()).toBeLessThanOrEqual(2 + 19 * 2)
+        // The winner: write, write (release). Each loser: one write and one read (plus, as above,
+        // for answers the engine failed to give).
+        expect(requests.total()).toBeLessThanOrEqual(2 + 19 * 2 + 2 * requests.failures())
       }
       close()
     })

@@ -7,18 +7,30 @@ export interface RequestCount {
   total(): number
   /** Writes of any kind (`Put…`, `Update…`, `Delete…`). */
   writes(): number
+  /**
+   * Requests the engine failed to answer with a decision: 5xx, throttling, lost connections (a
+   * 4xx that decides, like a failed condition, is not one). Each may cost a read to settle it.
+   */
+  failures(): number
   reset(): void
 }
 
 /** Counts the HTTP requests an AWS SDK client sends (each SDK attempt counts), by operation. */
 export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
   const byOperation = new Map<string, number>()
+  let failures = 0
   // The two clients' stacks differ only in their type parameters.
   ;(client.middlewareStack as S3Client['middlewareStack']).add(
     (next, context) => async (args) => {
       const name = String(context.commandName ?? 'unknown').replace(/Command$/, '')
       byOperation.set(name, (byOperation.get(name) ?? 0) + 1)
-      return next(args)
+      try {
+        return await next(args)
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
+        if (status === undefined || status >= 500 || status === 429) failures++
+        throw error
+      }
     },
     { step: 'deserialize', priority: 'low', name: 'countRequests' },
   )
@@ -27,6 +39,10 @@ export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
     byOperation,
     total: () => sum([...byOperation.keys()]),
     writes: () => sum([...byOperation.keys()].filter((name) => /^(Put|Update|Delete)/.test(name))),
-    reset: () => byOperation.clear(),
+    failures: () => failures,
+    reset: () => {
+      byOperation.clear()
+      failures = 0
+    },
   }
 }
