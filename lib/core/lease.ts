@@ -283,6 +283,8 @@ export class Lease {
     this.#cancelWatchdog()
     this.#cancelWatchdog = this.context.clock.schedule(this.remainingMs, () => {
       if (this.#status !== LeaseStatus.Held) return
+      // Timers may fire a fraction of a millisecond early: the lease is over only at its end.
+      if (this.remainingMs > 0) return this.#armWatchdog()
       this.#lose(LostReason.Expired, 'it expired before it was renewed')
     })
   }

@@ -253,13 +253,8 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       expect(await record(`locks/${functionName}`)).toMatchObject({ token: 1 })
       await sleep(400) // that invocation's time is over
       expect(await handler({}, lambdaContext({ functionName }))).toBe(1)
-      expect(outcomes.map((o) => o.outcome)).toEqual([
-        'acquired',
-        'error',
-        'released',
-        'acquired',
-        'released',
-      ])
+      // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.
+      expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'error', 'acquired', 'released'])
     })
 
     it('gives each invocation its own owner outside Lambda, so overlapping ones do not both run', async () => {

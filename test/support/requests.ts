@@ -8,8 +8,9 @@ export interface RequestCount {
   /** Writes of any kind (`Put…`, `Update…`, `Delete…`). */
   writes(): number
   /**
-   * Requests the engine failed to answer with a decision: 5xx, throttling, lost connections (a
-   * 4xx that decides, like a failed condition, is not one). Each may cost a read to settle it.
+   * Requests the engine failed to answer with a decision: 5xx, throttling, conflicts, lost
+   * connections (a 4xx that decides, like a failed condition, is not one). Each may cost a read
+   * to settle it and a retry.
    */
   failures(): number
   reset(): void
@@ -28,7 +29,9 @@ export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
         return await next(args)
       } catch (error) {
         const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
-        if (status === undefined || status >= 500 || status === 429) failures++
+        // A conflict (S3 409, DynamoDB TransactionConflictException) decides nothing either.
+        const conflict = status === 409 || /Conflict/.test((error as Error).name)
+        if (status === undefined || status >= 500 || status === 429 || conflict) failures++
         throw error
       }
     },
