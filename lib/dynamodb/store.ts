@@ -41,8 +41,10 @@ export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 
 /** DynamoDB's `Date` header has a resolution of one second. */
 const DYNAMODB_CLOCK_RESOLUTION_MS = 1_000
-/** Items remembered per store (the last one written or read per key), to condition replaces. */
+/** Keys whose recent items a store remembers, to condition replaces without reading first. */
 const KNOWN_ITEMS_LIMIT = 1_000
+/** Recent items remembered per key. */
+const KNOWN_ITEMS_PER_KEY = 4
 
 type DynamoDBCommand = GetItemCommand | PutItemCommand
 
@@ -69,8 +71,12 @@ export class DynamoDBLockStore implements LockStore {
   readonly partitionKey: string
   readonly requestTimeoutMs: number
   readonly #layout: ItemLayout
-  /** The last item written or read per key, by etag: what a replace of that etag must find. */
-  readonly #known = new Map<string, { etag: string; item: Attributes }>()
+  /**
+   * The last few items written or read per key, by etag: what a replace of that etag must find.
+   * A few, not one: answers to concurrent calls arrive in any order, and a late answer with an
+   * older item must not make us forget the newer one our next replace will name.
+   */
+  readonly #known = new Map<string, Map<string, Attributes>>()
 
   constructor(options: DynamoDBLockStoreOptions) {
     if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
@@ -112,24 +118,24 @@ export class DynamoDBLockStore implements LockStore {
     etag: string,
     options: StoreCallOptions = {},
   ): Promise<WriteResult> {
-    let expected = this.#known.get(key)
-    if (expected?.etag !== etag) {
-      // Not the item this store last saw: find out what the etag stands for now.
+    let expected = this.#known.get(key)?.get(etag)
+    if (!expected) {
+      // Not an item this store saw lately: find out what the etag stands for now.
       const { item, date } = await this.#get(key, options)
       if (!item) return { status: WriteStatus.Absent, ...date }
       if (this.#learn(key, item).etag !== etag) return { status: WriteStatus.PreconditionFailed, ...date }
-      expected = { etag, item }
+      expected = item
     }
     const names: Record<string, string> = {}
     const values: Attributes = {}
     const conditions = ['attribute_exists(#key)']
-    Object.entries(withoutKey(this.#layout, expected.item)).forEach(([name, value], i) => {
+    Object.entries(withoutKey(this.#layout, expected)).forEach(([name, value], i) => {
       names[`#a${i}`] = name
       values[`:a${i}`] = value
       conditions.push(`#a${i} = :a${i}`)
     })
     // An outsider's item has no version: the first replace adds one, and that must fail all others.
-    if (!(VERSION_ATTRIBUTE in expected.item)) {
+    if (!(VERSION_ATTRIBUTE in expected)) {
       names['#version'] = VERSION_ATTRIBUTE
       conditions.push('attribute_not_exists(#version)')
     }
@@ -166,7 +172,7 @@ export class DynamoDBLockStore implements LockStore {
     })
     const call = await this.#send(key, command, options)
     if (call.kind === 'ok') {
-      this.#remember(key, { etag: written.etag, item: written.item })
+      this.#remember(key, written.etag, written.item)
       return { status: WriteStatus.Written, etag: written.etag, ...call.date }
     }
     if (call.kind === DynamoDBErrorKind.Conflict) return { status: WriteStatus.Conflict, ...call.date }
@@ -199,23 +205,23 @@ export class DynamoDBLockStore implements LockStore {
     const call = await this.#send(key, command, options)
     if (call.kind !== 'ok') throw this.#unexpected(key, 'GetItem', call.error)
     const item = (call.output as { Item?: Attributes }).Item
-    if (!item) {
-      this.#known.delete(key)
-      return { date: call.date }
-    }
-    return { item, date: call.date }
+    return item ? { item, date: call.date } : { date: call.date }
   }
 
   /** Reads an item for the core and remembers it, so that a replace of its etag needs no read. */
   #learn(key: string, item: Attributes): ReadItem {
     const read = readItem(this.#layout, item)
-    this.#remember(key, { etag: read.etag, item })
+    this.#remember(key, read.etag, item)
     return read
   }
 
-  #remember(key: string, known: { etag: string; item: Attributes }): void {
+  #remember(key: string, etag: string, item: Attributes): void {
+    const items = this.#known.get(key) ?? new Map<string, Attributes>()
+    items.delete(etag)
+    items.set(etag, item)
+    if (items.size > KNOWN_ITEMS_PER_KEY) items.delete(items.keys().next().value ?? etag)
     this.#known.delete(key)
-    this.#known.set(key, known)
+    this.#known.set(key, items)
     if (this.#known.size > KNOWN_ITEMS_LIMIT) {
       const oldest = this.#known.keys().next().value
       if (oldest !== undefined) this.#known.delete(oldest)
