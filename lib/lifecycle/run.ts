@@ -119,9 +119,10 @@ export class SingletonRun {
   #reportLost(): void {
     if (this.#lostReported) return
     const error = this.#lease.lostError
-    // A lease that ran out with its invocation (held to the deadline, or abandoned by an adapter)
-    // lost nothing: the invocation was over.
-    if (error?.reason === LostReason.Expired && this.overdue) return
+    // A lease held to the invocation's deadline that runs out then lost nothing: the invocation
+    // was over (Lambda stopped it, or an adapter abandoned the run after the handler returned).
+    const covering = this.#settings.timing.covers === 'invocation'
+    if (covering && error?.reason === LostReason.Expired && this.overdue) return
     this.#lostReported = true
     this.#controller.abort(error)
     this.#settings.report(
