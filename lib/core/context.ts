@@ -97,7 +97,7 @@ export class LockContext {
     deadline: number,
     signal?: AbortSignal,
   ): Promise<WriteResult> {
-    const size = Buffer.byteLength(body, 'utf8')
+    const size = Buffer.byteLength(body)
     if (size > MAX_RECORD_BYTES) {
       // Writing it would wedge the lock: every reader refuses a record this large.
       throw new LockConflictError(

@@ -173,7 +173,7 @@ export class Lease {
     const next: Record<string, unknown> = { ...this.#record, ...fields }
     if (patch.lastRun !== undefined) next.last_run = patch.lastRun
     if (patch.state !== undefined) {
-      const size = Buffer.byteLength(JSON.stringify(patch.state), 'utf8')
+      const size = Buffer.byteLength(JSON.stringify(patch.state))
       if (size > MAX_STATE_BYTES) {
         throw new LockOptionsError(`Checkpoint state is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, {
           key: this.key,
@@ -191,13 +191,13 @@ export class Lease {
       try {
         result = await this.context.write(body, this.#etag, budgetDeadline)
       } catch (error) {
-        if (this.context.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
+        if (this.context.clock.now() >= this.#deadline) {
           throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)
         }
         throw error
       }
       // The watchdog may have declared the lease over while the write was on its way.
-      if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
+      if (this.#lostError) throw this.#lostError
       switch (result.status) {
         case WriteStatus.Written:
           this.#record = record
@@ -262,7 +262,7 @@ export class Lease {
   }
 
   #assertHeld(): void {
-    if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
+    if (this.#lostError) throw this.#lostError
     if (this.#status === LeaseStatus.Released) {
       throw new LockLostError(`Lease on "${this.key}" with token ${this.token} was already released`, {
         key: this.key,

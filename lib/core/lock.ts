@@ -317,7 +317,7 @@ function validateLockOptions(options: LockOptions): void {
     throw new LockOptionsError(message, { key: options.key })
   }
   if (typeof options.key !== 'string' || options.key.length === 0) fail('key must be a non-empty string')
-  if (Buffer.byteLength(options.key, 'utf8') > 1024) fail('key must be at most 1024 bytes')
+  if (Buffer.byteLength(options.key) > 1024) fail('key must be at most 1024 bytes')
   if (!options.store) fail('store is required')
   const { owner, retry } = options
   if (owner !== undefined) validateOwner(owner, options.key)

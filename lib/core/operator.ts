@@ -91,10 +91,11 @@ export async function reset(context: LockContext, operator: string, token: numbe
 
 /** A numeric `token` in a body that is JSON but not a valid record, if there is one. */
 function tokenIn(body: string): number | undefined {
+  let token: unknown
   try {
-    const token = (JSON.parse(body) as { token?: unknown } | null)?.token
-    return typeof token === 'number' && Number.isFinite(token) ? token : undefined
+    token = (JSON.parse(body) as { token?: unknown }).token
   } catch {
-    return undefined
+    // Not JSON, or JSON null: no token to respect.
   }
+  return typeof token === 'number' && Number.isFinite(token) ? token : undefined
 }

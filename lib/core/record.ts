@@ -46,12 +46,12 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
   const corrupted = (why: string, cause?: unknown): LockCorruptedError =>
     new LockCorruptedError(`Lock object "${key}" is not a valid lock record: ${why}. Nothing was written.`, {
       key,
-      raw: raw.length > MAX_RECORD_BYTES ? raw.slice(0, MAX_RECORD_BYTES) : raw,
+      raw: raw.slice(0, MAX_RECORD_BYTES),
       ...(etag === undefined ? {} : { etag }),
       cause,
     })
 
-  if (Buffer.byteLength(raw, 'utf8') > MAX_RECORD_BYTES)
+  if (Buffer.byteLength(raw) > MAX_RECORD_BYTES)
     throw corrupted(`larger than ${MAX_RECORD_BYTES} bytes`)
   let parsed: unknown
   try {
