@@ -12,7 +12,7 @@ import { MemoryLockStore, type MemoryLockStoreOptions } from '../../lib/memory/i
 type Call = 'read' | 'create' | 'replace'
 
 /**
- * What the store does on one call, instead of simply answering:
+ * What the store does on one call, instead of simply answering (`ok`):
  * - `transient`: fails with a retryable `LockStoreError` (a 503), touching nothing
  * - `fatal`: fails with a non-retryable `LockStoreError` (a 403 on a write)
  * - `conflict`: answers 409 ConditionalRequestConflict, touching nothing
@@ -24,6 +24,7 @@ type Call = 'read' | 'create' | 'replace'
  *   goes on as the step it returns, or is answered normally
  */
 export type Step =
+  | 'ok'
   | 'transient'
   | 'fatal'
   | 'conflict'
@@ -42,6 +43,8 @@ export class ScriptedStore implements LockStore {
   readonly clockResolutionMs: number
   /** Every call made, in order. */
   readonly calls: Call[] = []
+  /** The abort signal each call was given, in order. */
+  readonly signals: (AbortSignal | undefined)[] = []
   readonly #steps: Record<Call, Step[]> = { read: [], create: [], replace: [] }
 
   constructor(options: MemoryLockStoreOptions = {}) {
@@ -60,23 +63,29 @@ export class ScriptedStore implements LockStore {
   }
 
   read(key: string, options?: StoreCallOptions): Promise<ReadResult> {
-    return this.#call('read', () => this.memory.read(key, options))
+    return this.#call('read', options, () => this.memory.read(key, options))
   }
 
   create(key: string, body: string, options?: StoreCallOptions): Promise<WriteResult> {
-    return this.#call('create', () => this.memory.create(key, body, options))
+    return this.#call('create', options, () => this.memory.create(key, body, options))
   }
 
   replace(key: string, body: string, etag: string, options?: StoreCallOptions): Promise<WriteResult> {
-    return this.#call('replace', () => this.memory.replace(key, body, etag, options))
+    return this.#call('replace', options, () => this.memory.replace(key, body, etag, options))
   }
 
-  async #call<T extends ReadResult | WriteResult>(call: Call, answer: () => Promise<T>): Promise<T> {
+  async #call<T extends ReadResult | WriteResult>(
+    call: Call,
+    options: StoreCallOptions | undefined,
+    answer: () => Promise<T>,
+  ): Promise<T> {
     this.calls.push(call)
+    this.signals.push(options?.signal)
     let step = this.#steps[call].shift()
     while (typeof step === 'function') step = await step(this.memory)
     switch (step) {
       case undefined:
+      case 'ok':
         return answer()
       case 'transient':
         throw new LockStoreError(`injected 503 on ${call}`, { retryable: true })
