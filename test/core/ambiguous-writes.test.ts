@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockLostError, LockStoreError } from '../../lib/index.js'
+import { Lock, LockLostError } from '../../lib/index.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
