@@ -28,7 +28,6 @@ export class SingletonRun {
   readonly #controller = new AbortController()
   readonly #stopHeartbeat: () => void
   readonly #onLost = (): void => this.#reportLost()
-  #lostReported = false
   #ended: Promise<void> | undefined
 
   constructor(lease: Lease, settings: RunSettings) {
@@ -43,7 +42,7 @@ export class SingletonRun {
             everyMs: timing.heartbeatMs,
             ttlMs: timing.ttlMs,
             clock,
-            ...(timing.invocationEnd !== undefined && { until: timing.invocationEnd }),
+            until: timing.invocationEnd,
             onError: (error) =>
               report('warn', 'heartbeat failed; retrying', {
                 outcome: Outcome.Error,
@@ -91,7 +90,7 @@ export class SingletonRun {
     this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
     try {
       if (!lease.isReleased) {
-        await lease.release(succeeded && tick !== undefined ? { lastRun: tick } : {})
+        await lease.release(succeeded ? { lastRun: tick } : {})
         report('info', 'lock released', {
           outcome: Outcome.Released,
           key,
@@ -116,9 +115,8 @@ export class SingletonRun {
     if (lease.lostError && succeeded && throwOnLost) throw lease.lostError
   }
 
+  /** Once: the lease's signal aborts once, and this listens from the start of the run to its end. */
   #reportLost(): void {
-    if (this.#lostReported) return
-    this.#lostReported = true
     const error = this.#lease.lostError
     this.#controller.abort(error)
     this.#settings.report(
