@@ -42,6 +42,29 @@ describe('lock.run', () => {
     expect(store.count('replace')).toBe(3 + 1) // renewals at 2, 4 and 6 s, then the release
     await clock.advance(60_000)
     expect(store.count('replace')).toBe(4)
+    expect(clock.pending).toBe(0)
+  })
+
+  it('leaves no timer behind when the routine throws', async () => {
+    const { clock, lock } = setup()
+    const failing = lock().run(async () => {
+      await clock.sleep(1_000)
+      throw new Error('job failed')
+    })
+    await expect(clock.run(failing)).rejects.toThrow('job failed')
+    expect(clock.pending).toBe(0)
+  })
+
+  it('frees the record of a lease that ran out unrenewed when nobody wrote since, and rejects with the loss', async () => {
+    const { clock, store, lock, record } = setup()
+    const cutOffUntil = clock.now() + 6_000 // every renewal fails until the lease has run out
+    store.script(
+      'replace',
+      ...Array.from({ length: 100 }, () => () => (clock.now() < cutOffUntil ? 'transient' : 'ok')),
+    )
+    const run = lock().run(async () => clock.sleep(10_000))
+    await expect(clock.run(run)).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
+    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
   })
 
   it('renews every heartbeatMs, asking each time for the ttl given to run', async () => {
