@@ -56,7 +56,7 @@ export async function reset(context: LockContext, operator: string, token: numbe
     } catch {
       // Corrupted: exactly what reset is for. Still never go below a token it may carry.
       const found = tokenIn(current.body)
-      if (found !== undefined && token <= found) {
+      if (token <= (found ?? Number.NEGATIVE_INFINITY)) {
         throw refused(
           `reset token ${token} must be above the token ${found} in the object`,
           ConflictReason.TokenTooLow,
@@ -97,5 +97,5 @@ function tokenIn(body: string): number | undefined {
   } catch {
     // Not JSON, or JSON null: no token to respect.
   }
-  return typeof token === 'number' && Number.isFinite(token) ? token : undefined
+  return Number.isFinite(token) ? (token as number) : undefined
 }

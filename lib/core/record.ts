@@ -33,7 +33,7 @@ export interface LockRecord {
 }
 
 const isFiniteNonNegative = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0
+  Number.isFinite(value) && (value as number) >= 0
 
 const optionalChecks: Record<string, (value: unknown) => boolean> = {
   acquired_at: isFiniteNonNegative,
@@ -47,12 +47,11 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
     new LockCorruptedError(`Lock object "${key}" is not a valid lock record: ${why}. Nothing was written.`, {
       key,
       raw: raw.slice(0, MAX_RECORD_BYTES),
-      ...(etag === undefined ? {} : { etag }),
+      etag,
       cause,
     })
 
-  if (Buffer.byteLength(raw) > MAX_RECORD_BYTES)
-    throw corrupted(`larger than ${MAX_RECORD_BYTES} bytes`)
+  if (Buffer.byteLength(raw) > MAX_RECORD_BYTES) throw corrupted(`larger than ${MAX_RECORD_BYTES} bytes`)
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)

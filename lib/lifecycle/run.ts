@@ -34,6 +34,7 @@ export class SingletonRun {
     this.#lease = lease
     this.#settings = settings
     const { key, tick, timing, clock, report } = settings
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, and the listener is removed when the run ends
     lease.signal.addEventListener('abort', this.#onLost, { once: true })
     this.#stopHeartbeat =
       timing.heartbeatMs === undefined
