@@ -45,6 +45,7 @@ describe('a renewal', () => {
     const { store, held } = setup()
     const lease = await held()
     await expect(lease.renew(ttlMs)).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(lease.renew(ttlMs)).rejects.toMatchObject({ key: KEY })
     expect(store.calls).toEqual([])
   })
 
@@ -56,6 +57,28 @@ describe('a renewal', () => {
     await lease.renew(20_000)
     await lease.renew()
     expect(record()).toMatchObject({ ttl_ms: 20_000 })
+  })
+
+  it('keeps the last_run a previous run recorded', async () => {
+    const { store, lock, record } = setup()
+    await (await lock('previous').tryAcquire())?.release({ lastRun: 'tick-1' })
+    store.memory.putRaw(KEY, JSON.stringify({ ...record(), expires_at: 0 }))
+    const lease = await lock().tryAcquire()
+    await lease?.renew()
+    await lease?.checkpoint({ at: 1 })
+    expect(record()).toMatchObject({ last_run: 'tick-1', state: { at: 1 } })
+  })
+
+  it('after the lease was lost sends nothing, and rejects with the loss', async () => {
+    const { store, held, thief } = setup()
+    const lease = await held()
+    store.memory.putRaw(KEY, thief)
+    const lost = await lease.renew().catch((e: unknown) => e)
+    store.calls.length = 0
+    await expect(lease.renew()).rejects.toBe(lost)
+    await expect(lease.checkpoint({ at: 1 })).rejects.toBe(lost)
+    await expect(lease.release()).rejects.toBe(lost)
+    expect(store.calls).toEqual([])
   })
 
   it('tells a deleted object (404) from a takeover without reading it again', async () => {
@@ -114,6 +137,18 @@ describe('a renewal', () => {
     })
     await expect(lease.renew()).rejects.toMatchObject({ reason: 'taken-over', current: { owner: 'thief' } })
     expect(store.calls).toEqual(['replace', 'read']) // no second try against a record that is not ours
+  })
+
+  it('is lost when it meets a 409 and the object is gone', async () => {
+    const { store, held } = setup()
+    const lease = await held()
+    store.script('replace', (memory) => {
+      memory.delete(KEY)
+      return 'conflict'
+    })
+    const error = await lease.renew().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockLostError)
+    expect((error as LockLostError).current).toBeUndefined()
   })
 
   it('meeting 409s again and again gives up retryably by the lease’s end, sending nothing past it', async () => {
@@ -185,7 +220,22 @@ describe('a checkpoint', () => {
     const lease = await held()
     await lease.checkpoint('x'.repeat(60 * 1024 - 2)) // 61 440 bytes as JSON, quotes included
     expect(record().state).toHaveLength(60 * 1024 - 2)
-    await expect(lease.checkpoint('x'.repeat(60 * 1024 - 1))).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(lease.checkpoint('x'.repeat(60 * 1024 - 1))).rejects.toMatchObject({
+      name: 'LockOptionsError',
+      key: KEY,
+    })
+  })
+
+  it('after release is refused, writing nothing', async () => {
+    const { store, held } = setup()
+    const lease = await held()
+    await lease.release()
+    store.calls.length = 0
+    await expect(lease.checkpoint({ at: 1 })).rejects.toMatchObject({
+      name: 'LockLostError',
+      reason: 'released',
+    })
+    expect(store.calls).toEqual([])
   })
 })
 

@@ -19,6 +19,7 @@ describe('Lock options', () => {
     ['a key over 1024 bytes in UTF-8', { key: `${'é'.repeat(512)}a` }],
     ['no store', { store: undefined as unknown as LockStore }],
     ['an owner over 1024 characters', { owner: 'o'.repeat(1025) }],
+    ['an owner that is not a string', { owner: 42 as unknown as string }],
     ['fractional retry attempts', { retry: { attempts: 1.5 } }],
   ])('refuses %s at construction, naming the key', (_, options: Partial<LockOptions>) => {
     const error = refusal(options)
@@ -37,7 +38,8 @@ describe('Lock options', () => {
   it('names itself after the host and process, uniquely per instance, when given no owner', () => {
     const a = new Lock({ store, key: 'k' })
     const b = new Lock({ store, key: 'k' })
-    expect(a.owner.startsWith(`${hostname()}/${process.pid}/`)).toBe(true)
+    expect(a.owner).toBe(`${hostname()}/${process.pid}/${a.owner.slice(-8)}`)
+    expect(a.owner.slice(-8)).toMatch(/^[0-9a-f]{8}$/)
     expect(a.owner).not.toBe(b.owner)
   })
 

@@ -73,6 +73,7 @@ describe('reset', () => {
   ])('refuses %s before any request', async (_, token) => {
     const { store, lock } = setup()
     await expect(lock('ops').reset({ token })).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(lock('ops').reset({ token })).rejects.toMatchObject({ key: KEY })
     expect(store.calls).toEqual([])
   })
 
