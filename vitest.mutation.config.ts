@@ -1,5 +1,18 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import base from './vitest.config.js'
+
+/**
+ * Runs the slow property tests last. Stryker runs the tests that cover a mutant and stops at the
+ * first failure, so a mutant a fast spec kills must not wait for a thousand random runs first.
+ */
+class PropertiesLast extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const isProperty = (file: TestSpecification) => file.moduleId.includes('.property.')
+    return [...sorted.filter((file) => !isProperty(file)), ...sorted.filter(isProperty)]
+  }
+}
 
 /**
  * The fast suite alone (the `unit` project: the core's tests and the lifecycle's behaviour suite
@@ -18,6 +31,8 @@ export default defineConfig({
   test: {
     include: unit.test.include,
     setupFiles: ['test/support/fixed-seed.ts'],
+    // One module graph for all files: a mutant's run re-imports nothing it need not.
     isolate: false,
+    sequence: { sequencer: PropertiesLast },
   },
 })
