@@ -40,9 +40,9 @@ describe('lock.run', () => {
     const { clock, store, lock } = setup()
     await clock.run(lock().run(async () => clock.sleep(7_000)))
     expect(store.count('replace')).toBe(3 + 1) // renewals at 2, 4 and 6 s, then the release
+    expect(clock.pending).toBe(0) // no heartbeat timer outlives the routine
     await clock.advance(60_000)
     expect(store.count('replace')).toBe(4)
-    expect(clock.pending).toBe(0)
   })
 
   it('leaves no timer behind when the routine throws', async () => {

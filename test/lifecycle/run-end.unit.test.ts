@@ -2,6 +2,19 @@ import { describe, expect, it } from 'vitest'
 import { LockLostError } from '../../lib/index.js'
 import { KEY, world } from './world.js'
 
+describe('a run whose lease covers the invocation', () => {
+  it('needs no heartbeat: the lease’s own watchdog is its only timer', async () => {
+    const { clock, wrap, context } = world()
+    let timers = -1
+    await clock.run(
+      wrap(async () => {
+        timers = clock.pending
+      })({}, context()),
+    )
+    expect(timers).toBe(1)
+  })
+})
+
 describe('the end of a run', () => {
   it('leaves no timer behind: no heartbeat, no watchdog', async () => {
     const { clock, wrap, context } = world()

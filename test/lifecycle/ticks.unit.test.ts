@@ -22,7 +22,10 @@ describe('tickIdOf', () => {
       'a Scheduled Event from another source',
       { source: 'my.app', 'detail-type': 'Scheduled Event', time: 't' },
     ],
-    ['a Scheduled Event without a string time', { source: 'aws.events', 'detail-type': 'Scheduled Event' }],
+    [
+      'a Scheduled Event without a string time',
+      { source: 'aws.events', 'detail-type': 'Scheduled Event', time: 5 },
+    ],
   ])('finds no tick in %s', (_, event) => {
     expect(tickIdOf(event)).toBeUndefined()
   })
