@@ -22,6 +22,7 @@ export const systemClock: Clock = {
       if (signal?.aborted) return reject(signal.reason)
       const onAbort = (): void => {
         clearTimeout(timer)
+        // Stryker disable next-line OptionalChaining: this listener is only ever added to a signal
         reject(signal?.reason)
       }
       const timer = setTimeout(() => {

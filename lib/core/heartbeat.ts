@@ -33,7 +33,7 @@ export function keepAlive(lease: Lease, options: KeepAliveOptions): () => void {
   let cancel: () => void = () => {}
 
   const over = (): boolean =>
-    stopped || !lease.isHeld || (options.until !== undefined && clock.now() >= options.until)
+    stopped || !lease.isHeld || clock.now() >= (options.until ?? Number.POSITIVE_INFINITY)
   const schedule = (periodMs: number): void => {
     if (over()) return
     // Beat before half the remaining time is gone, so one slow renewal still leaves room.

@@ -39,7 +39,7 @@ export interface LockRecord {
 }
 
 const isFiniteNonNegative = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0
+  Number.isFinite(value) && (value as number) >= 0
 
 const optionalChecks: Record<string, (value: unknown) => boolean> = {
   acquired_at: isFiniteNonNegative,
@@ -52,13 +52,12 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
   const corrupted = (why: string, cause?: unknown): LockCorruptedError =>
     new LockCorruptedError(`Lock object "${key}" is not a valid lock record: ${why}. Nothing was written.`, {
       key,
-      raw: raw.length > MAX_RECORD_BYTES ? raw.slice(0, MAX_RECORD_BYTES) : raw,
-      ...(etag === undefined ? {} : { etag }),
+      raw: raw.slice(0, MAX_RECORD_BYTES),
+      etag,
       cause,
     })
 
-  if (Buffer.byteLength(raw, 'utf8') > MAX_RECORD_BYTES)
-    throw corrupted(`larger than ${MAX_RECORD_BYTES} bytes`)
+  if (Buffer.byteLength(raw) > MAX_RECORD_BYTES) throw corrupted(`larger than ${MAX_RECORD_BYTES} bytes`)
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)

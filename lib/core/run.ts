@@ -50,7 +50,8 @@ export async function runExclusive<T>(
     throw error
   }
   stop()
-  if (lease.lostError) throw lease.lostError
-  await lease.release() // rejects LockLostError when it was lost meanwhile
+  // Rejects LockLostError when the lease was lost meanwhile; a lease that ran out unrenewed
+  // still frees the record first if nobody wrote since, so the next run need not wait for it.
+  await lease.release()
   return { status: 'ran', value, token: lease.token }
 }

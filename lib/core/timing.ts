@@ -25,7 +25,7 @@ export interface LeaseTiming {
  */
 export function validateTiming(timing: LeaseTiming, where: string, key?: string): void {
   const fail = (message: string): never => {
-    throw new LockOptionsError(`${where}: ${message}`, key === undefined ? {} : { key })
+    throw new LockOptionsError(`${where}: ${message}`, { key })
   }
   const { ttlMs, heartbeatMs, waitMs } = timing
   const margin = timing.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS

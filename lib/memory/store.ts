@@ -13,7 +13,10 @@ export interface MemoryLockStoreOptions {
   readonly clock?: Clock
   /** Resolution of reported server dates, in ms (S3: 1000). @default 1000 */
   readonly clockResolutionMs?: number
-  /** Whether answers carry the store's date; without it, locks fall back to their local clocks. @default true */
+  /**
+   * Whether answers carry the store's date. Without it a lock refuses to judge leases
+   * (`LockClockError`) unless it was told to trust its local clock. @default true
+   */
   readonly reportServerDate?: boolean
 }
 
@@ -83,6 +86,11 @@ export class MemoryLockStore implements LockStore {
     const etag = `m${++this.#version}`
     this.#objects.set(key, { body, etag })
     return { status: WriteStatus.Written, etag, ...this.#date() }
+  }
+
+  /** The date this store would put on an answer now (none when it reports none). */
+  dateNow(): { serverDate?: number } {
+    return this.#date()
   }
 
   #date(): { serverDate?: number } {

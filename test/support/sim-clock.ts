@@ -65,6 +65,11 @@ export class ManualClock implements Clock {
     return this.#now
   }
 
+  /** Timers scheduled and not yet fired or cancelled: what would still wake the process. */
+  get pending(): number {
+    return this.#timers.size
+  }
+
   schedule(ms: number, callback: () => void): () => void {
     const timer = { at: this.#now + Math.max(0, ms), callback }
     this.#timers.add(timer)
@@ -130,5 +135,18 @@ export class ManualClock implements Clock {
     this.#timers.delete(timer)
     this.#now = Math.max(this.#now, timer.at)
     timer.callback()
+  }
+}
+
+/**
+ * `clock` as seen by a process whose timers do not run: Lambda froze it, or its event loop is
+ * blocked. Time passes and sleeps end, but nothing scheduled fires (no watchdog, no heartbeat),
+ * so whatever the protocol checks by the clock itself is all that stands.
+ */
+export function withoutTimers(clock: Clock): Clock {
+  return {
+    now: () => clock.now(),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+    schedule: () => () => {},
   }
 }

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import { Lock, LockStoreError } from '../../lib/index.js'
+import { ScriptedStore } from '../support/scripted-store.js'
+import { SimTime } from '../support/sim-clock.js'
+
+const KEY = 'jobs/rounds'
+
+function setup() {
+  const time = new SimTime()
+  const store = new ScriptedStore({ clock: time.serverClock })
+  const lock = (owner = 'me') =>
+    new Lock({ store, key: KEY, owner, clock: time.localClock(), random: () => 0.5 })
+  const put = (record: Record<string, unknown>) =>
+    store.memory.putRaw(KEY, JSON.stringify({ v: 1, owner: 'someone', ...record }))
+  return { time, store, lock, put }
+}
+
+describe('an acquisition meeting a 409 (another conditional write in flight)', () => {
+  it('waits the retry backoff, drawn from the lock’s random source, then reads and tries again', async () => {
+    const { time, store, lock } = setup()
+    store.script('create', 'conflict')
+    const start = time.now
+    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    expect(time.now - start).toBe(25) // half (random 0.5) of the first 50 ms backoff cap
+    expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
+  })
+
+  it('gives up after 8 contended rounds, retryably', async () => {
+    const { store, lock } = setup()
+    store.script('create', ...Array.from({ length: 20 }, () => 'conflict' as const))
+    const error = await lock()
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockStoreError)
+    expect(error).toMatchObject({ retryable: true, key: KEY })
+    expect(store.count('create')).toBe(8)
+  })
+})
+
+describe('a reader that may not see whether the object exists (S3 answers 403 to a GET without ListBucket)', () => {
+  it('creates the object when it is indeed absent', async () => {
+    const { store, lock } = setup()
+    store.script('read', 'denied')
+    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+  })
+
+  it('reads again when the create finds the object there after all, and takes it when free', async () => {
+    const { store, lock, put } = setup()
+    put({ token: 6, expires_at: 0 })
+    store.script('read', 'denied')
+    expect(await lock().tryAcquire()).toMatchObject({ token: 7 })
+    expect(store.calls).toEqual(['read', 'create', 'read', 'replace'])
+  })
+
+  it('says so, not retryably, when the object exists and still may not be read', async () => {
+    const { store, lock, put } = setup()
+    put({ token: 6, expires_at: 0 })
+    store.script('read', 'denied', 'denied', 'denied')
+    const error = await lock()
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockStoreError)
+    expect(error).toMatchObject({ retryable: false, key: KEY })
+    expect(store.calls).toEqual(['read', 'create', 'read'])
+  })
+
+  it('does not take a 409 on its create for a denial: it waits and tries again', async () => {
+    const { store, lock } = setup()
+    store.script('read', 'denied', 'denied').script('create', 'conflict')
+    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
+  })
+})

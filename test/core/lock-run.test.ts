@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest'
+import { Lock, LockLostError, LockOptionsError } from '../../lib/index.js'
+import { ScriptedStore } from '../support/scripted-store.js'
+import { ManualClock } from '../support/sim-clock.js'
+
+/** lock.run: acquire, renew while the routine runs, abort it when the lease is lost, release. */
+const KEY = 'jobs/routine'
+
+function setup() {
+  const clock = new ManualClock()
+  const store = new ScriptedStore({ clock })
+  const lock = (owner = 'runner') =>
+    new Lock({ store, key: KEY, owner, ttlMs: 6_000, clockSkewMarginMs: 1_000, clock, random: () => 0.5 })
+  const record = () => JSON.parse(store.memory.peek(KEY) ?? 'null')
+  return { clock, store, lock, record }
+}
+
+describe('lock.run', () => {
+  it('runs the routine under a lease, releases it, and answers the value with the token', async () => {
+    const { clock, lock, record } = setup()
+    const result = await clock.run(lock().run(async (lease) => `ran with ${lease.token}`))
+    expect(result).toEqual({ status: 'ran', value: 'ran with 1', token: 1 })
+    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+  })
+
+  it('does not run the routine while another holds the lock, and names the holder', async () => {
+    const { clock, lock } = setup()
+    await lock('other').tryAcquire()
+    let ran = false
+    const result = await clock.run(
+      lock().run(async () => {
+        ran = true
+      }),
+    )
+    expect(result).toMatchObject({ status: 'held', holder: { owner: 'other' } })
+    expect(ran).toBe(false)
+  })
+
+  it('renews every third of the ttl by default while the routine runs, and stops when it ends', async () => {
+    const { clock, store, lock } = setup()
+    await clock.run(lock().run(async () => clock.sleep(7_000)))
+    expect(store.count('replace')).toBe(3 + 1) // renewals at 2, 4 and 6 s, then the release
+    expect(clock.pending).toBe(0) // no heartbeat timer outlives the routine
+    await clock.advance(60_000)
+    expect(store.count('replace')).toBe(4)
+  })
+
+  it('leaves no timer behind when the routine throws', async () => {
+    const { clock, lock } = setup()
+    const failing = lock().run(async () => {
+      await clock.sleep(1_000)
+      throw new Error('job failed')
+    })
+    await expect(clock.run(failing)).rejects.toThrow('job failed')
+    expect(clock.pending).toBe(0)
+  })
+
+  it('frees the record of a lease that ran out unrenewed when nobody wrote since, and rejects with the loss', async () => {
+    const { clock, store, lock, record } = setup()
+    const cutOffUntil = clock.now() + 6_000 // every renewal fails until the lease has run out
+    store.script(
+      'replace',
+      ...Array.from({ length: 100 }, () => () => (clock.now() < cutOffUntil ? 'transient' : 'ok')),
+    )
+    const run = lock().run(async () => clock.sleep(10_000))
+    await expect(clock.run(run)).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
+    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+  })
+
+  it('renews every heartbeatMs, asking each time for the ttl given to run', async () => {
+    const { clock, store, lock, record } = setup()
+    const ttls: number[] = []
+    const run = lock().run(
+      async () => {
+        for (let second = 0; second < 3; second++) {
+          await clock.sleep(1_000)
+          ttls.push(record().ttl_ms)
+        }
+      },
+      { ttlMs: 20_000, heartbeatMs: 1_000 },
+    )
+    await clock.run(run)
+    expect(store.count('replace')).toBe(3 + 1)
+    expect(ttls).toEqual([20_000, 20_000, 20_000])
+  })
+
+  it('refuses a heartbeat not below ttl - margin, before any request', async () => {
+    const { clock, store, lock } = setup()
+    await expect(clock.run(lock().run(async () => 1, { heartbeatMs: 5_000 }))).rejects.toBeInstanceOf(
+      LockOptionsError,
+    )
+    expect(store.calls).toEqual([])
+  })
+
+  it('aborts the routine’s signal when the lease is taken over, and rejects with that loss though the routine finished', async () => {
+    const { clock, store, lock, record } = setup()
+    const run = lock().run(async (lease) => {
+      store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: 2, owner: 'thief' }))
+      await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
+      return 'finished'
+    })
+    const error = await clock.run(run).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockLostError)
+    expect(error).toMatchObject({ reason: 'taken-over' })
+    expect(record()).toMatchObject({ token: 2, owner: 'thief' }) // nothing released over the new holder
+  })
+
+  it('releases when the routine throws, and rethrows the routine’s error, not a failed release', async () => {
+    const { clock, store, lock, record } = setup()
+    await expect(
+      clock.run(
+        lock().run(async () => {
+          throw new Error('job failed')
+        }),
+      ),
+    ).rejects.toThrow('job failed')
+    expect(record()).toMatchObject({ expires_at: 0 })
+    store.script('replace', 'ok', 'fatal') // the acquisition lands, the release fails
+    await expect(
+      clock.run(
+        lock().run(async () => {
+          throw new Error('failed again')
+        }),
+      ),
+    ).rejects.toThrow('failed again')
+  })
+
+  it('reports a release that fails after the routine succeeded', async () => {
+    const { clock, store, lock } = setup()
+    store.script('replace', 'fatal')
+    await expect(clock.run(lock().run(async () => 'done'))).rejects.toMatchObject({
+      name: 'LockStoreError',
+      retryable: false,
+    })
+  })
+
+  it('hands renewal failures that outlasted the retries to onHeartbeatError, and keeps the lease', async () => {
+    const { clock, store, lock } = setup()
+    store.script('replace', 'fatal')
+    const failures: unknown[] = []
+    const result = await clock.run(
+      lock().run(async (lease) => clock.sleep(3_000).then(() => lease.signal.aborted), {
+        onHeartbeatError: (error) => failures.push(error),
+      }),
+    )
+    expect(failures).toEqual([expect.objectContaining({ name: 'LockStoreError' })])
+    expect(result).toEqual({ status: 'ran', value: false, token: 1 })
+  })
+})

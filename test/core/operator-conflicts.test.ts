@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest'
+import { Lock, LockConflictError, LockOptionsError } from '../../lib/index.js'
+import { ScriptedStore } from '../support/scripted-store.js'
+import { SimTime } from '../support/sim-clock.js'
+
+const KEY = 'jobs/operated'
+
+function setup() {
+  const time = new SimTime()
+  const store = new ScriptedStore({ clock: time.serverClock })
+  const lock = (owner: string) =>
+    new Lock({
+      store,
+      key: KEY,
+      owner,
+      ttlMs: 600_000,
+      clockSkewMarginMs: 1_000,
+      clock: time.localClock(),
+      random: () => 0.5,
+    })
+  const put = (body: Record<string, unknown> | string) =>
+    store.memory.putRaw(KEY, typeof body === 'string' ? body : JSON.stringify({ v: 1, owner: 'x', ...body }))
+  const record = () => JSON.parse(store.memory.peek(KEY) ?? 'null')
+  /** Another process's write, landing between the operator's read and its write. */
+  const meanwhile = (body: Record<string, unknown>) => () => {
+    put(body)
+    return undefined
+  }
+  return { time, store, lock, put, record, meanwhile }
+}
+
+describe('forceRelease', () => {
+  it('frees a held lock with token + 1, naming the operator, and keeps the rest of the record', async () => {
+    const { lock, record } = setup()
+    const stuck = await lock('stuck').tryAcquire()
+    await stuck?.checkpoint({ cursor: 3 })
+    expect(await lock('ops').forceRelease()).toMatchObject({ token: 2, expires_at: 0 })
+    expect(record()).toMatchObject({
+      token: 2,
+      expires_at: 0,
+      owner: 'force-released by ops',
+      state: { cursor: 3 },
+    })
+  })
+
+  it('refuses, writing nothing of its own, when the lock changed between its read and its write', async () => {
+    const { store, lock, record, meanwhile } = setup()
+    await lock('stuck').tryAcquire()
+    store.script('replace', meanwhile({ token: 2, expires_at: 4_000_000_000, owner: 'new holder' }))
+    const error = await lock('ops')
+      .forceRelease()
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockConflictError)
+    expect(error).toMatchObject({ reason: 'changed', key: KEY })
+    expect(record()).toMatchObject({ token: 2, owner: 'new holder' })
+  })
+
+  it('rides out transient store failures on its read and its write', async () => {
+    const { store, lock, record } = setup()
+    await lock('stuck').tryAcquire()
+    store.script('read', 'transient').script('replace', 'transient')
+    expect(await lock('ops').forceRelease()).toMatchObject({ token: 2 })
+    expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+  })
+})
+
+describe('reset', () => {
+  it.each([
+    ['a negative token', -1],
+    ['a fractional token', 1.5],
+    ['NaN', Number.NaN],
+    ['an unsafe token', 2 ** 53],
+  ])('refuses %s before any request', async (_, token) => {
+    const { store, lock } = setup()
+    await expect(lock('ops').reset({ token })).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(lock('ops').reset({ token })).rejects.toMatchObject({ key: KEY })
+    expect(store.calls).toEqual([])
+  })
+
+  it('creates a released record with the token when there is no object', async () => {
+    const { lock, record } = setup()
+    expect(await lock('ops').reset({ token: 9 })).toEqual({
+      v: 1,
+      token: 9,
+      expires_at: 0,
+      owner: 'reset by ops',
+    })
+    expect(record()).toEqual({ v: 1, token: 9, expires_at: 0, owner: 'reset by ops' })
+  })
+
+  it('replaces a released record only with a higher token', async () => {
+    const { lock, put, record } = setup()
+    put({ token: 5, expires_at: 0 })
+    await expect(lock('ops').reset({ token: 5 })).rejects.toMatchObject({ reason: 'token-too-low' })
+    expect(record()).toMatchObject({ token: 5, owner: 'x' })
+    await lock('ops').reset({ token: 6 })
+    expect(record()).toMatchObject({ token: 6, owner: 'reset by ops' })
+  })
+
+  it('refuses to replace a held record', async () => {
+    const { lock, record } = setup()
+    await lock('a').tryAcquire()
+    await expect(lock('ops').reset({ token: 50 })).rejects.toMatchObject({ reason: 'not-released' })
+    expect(record()).toMatchObject({ token: 1, owner: 'a' })
+  })
+
+  it('never goes below a token in a corrupted object, and takes one just above', async () => {
+    const { lock, put, record } = setup()
+    put({ v: 2, token: 100 })
+    // It shows no expiry, so only a forced reset replaces it; force never lowers the token.
+    await expect(lock('ops').reset({ token: 100, force: true })).rejects.toMatchObject({
+      reason: 'token-too-low',
+    })
+    await lock('ops').reset({ token: 101, force: true })
+    expect(record()).toMatchObject({ v: 1, token: 101 })
+  })
+
+  it.each([
+    ['is not JSON', 'garbage'],
+    ['is JSON null', 'null'],
+  ])('resets, when forced, a corrupted object that %s to any token', async (_, body) => {
+    const { lock, put, record } = setup()
+    put(body)
+    await lock('ops').reset({ token: 50, force: true })
+    expect(record()).toMatchObject({ token: 50, expires_at: 0 })
+  })
+
+  it('takes the floor from a token written as a string', async () => {
+    const { lock, put, record } = setup()
+    put(JSON.stringify({ token: '100' }))
+    await expect(lock('ops').reset({ token: 50, force: true })).rejects.toMatchObject({
+      reason: 'token-too-low',
+    })
+    await lock('ops').reset({ token: 101, force: true })
+    expect(record()).toMatchObject({ token: 101, expires_at: 0 })
+  })
+
+  it('refuses, writing nothing of its own, when the object changed between its read and its write', async () => {
+    const { store, lock, put, record, meanwhile } = setup()
+    put({ token: 5, expires_at: 0 })
+    store.script('replace', meanwhile({ token: 6, expires_at: 0, owner: 'quick' }))
+    await expect(lock('ops').reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
+    expect(record()).toMatchObject({ token: 6, owner: 'quick' })
+  })
+
+  it('refuses, writing nothing of its own, when the object appeared between its read and its write', async () => {
+    const { store, lock, record, meanwhile } = setup()
+    store.script('create', meanwhile({ token: 1, expires_at: 0, owner: 'quick' }))
+    await expect(lock('ops').reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
+    expect(record()).toMatchObject({ token: 1, owner: 'quick' })
+  })
+})

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest'
+import type { Clock } from '../../lib/core/clock.js'
+import { Lock } from '../../lib/index.js'
+import { ScriptedStore } from '../support/scripted-store.js'
+import { SimTime, withoutTimers } from '../support/sim-clock.js'
+
+/**
+ * One Lock instance serves many acquisitions (one per invocation in a warm Lambda). It remembers
+ * its own last write, to re-acquire with a single blind write, and the leases it handed out, so
+ * that it never takes one over from itself while it is live.
+ */
+const KEY = 'jobs/warm'
+const TTL = 10_000
+const MARGIN = 1_000
+
+function setup(clockOf: (time: SimTime) => Clock = (time) => time.localClock()) {
+  const time = new SimTime()
+  const store = new ScriptedStore({ clock: time.serverClock })
+  const clock = clockOf(time)
+  const lock = (owner = 'worker') =>
+    new Lock({ store, key: KEY, owner, ttlMs: TTL, clockSkewMarginMs: MARGIN, clock, random: () => 0.5 })
+  /** Forgets the calls made so far: the test counts what comes next. */
+  const fresh = () => {
+    store.calls.length = 0
+  }
+  return { time, store, lock, fresh }
+}
+
+describe('a lock’s memory of its own writes', () => {
+  it('re-acquires after its own release with one write, also for a new owner (the next invocation)', async () => {
+    const { store, lock, fresh } = setup()
+    const warm = lock()
+    await (await warm.tryAcquire({ owner: 'fn/request-1' }))?.release()
+    fresh()
+    expect(await warm.tryAcquire({ owner: 'fn/request-2' })).toMatchObject({
+      token: 2,
+      owner: 'fn/request-2',
+    })
+    expect(store.calls).toEqual(['replace'])
+  })
+
+  it('forgets a cached write found stale, so that its next attempt reads first', async () => {
+    const { store, lock, fresh } = setup()
+    const a = lock('a')
+    await (await a.tryAcquire())?.release()
+    const b = await lock('b').tryAcquire()
+    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
+    await b?.release()
+    fresh()
+    expect(await a.tryAcquire()).toMatchObject({ token: 3 })
+    expect(store.calls).toEqual(['read', 'replace'])
+  })
+
+  it('reads first after losing its lease: what it wrote last is known to be stale', async () => {
+    const { store, lock, fresh } = setup()
+    const a = lock()
+    const lease = await a.tryAcquire()
+    store.memory.delete(KEY)
+    await expect(lease?.renew()).rejects.toMatchObject({ reason: 'deleted' })
+    fresh()
+    expect(await a.tryAcquire()).toMatchObject({ token: 2 })
+    expect(store.calls).toEqual(['read', 'create'])
+  })
+
+  it('recreates a vanished object after a blind write finds it gone, above the token it had', async () => {
+    const { store, lock, fresh } = setup()
+    const a = lock()
+    await (await a.tryAcquire())?.release()
+    store.memory.delete(KEY)
+    fresh()
+    expect(await a.tryAcquire()).toMatchObject({ token: 2 })
+    expect(store.calls).toEqual(['replace', 'read', 'create'])
+  })
+})
+
+describe('a lock’s own live leases', () => {
+  it('do not stop it from taking a free record for another owner (two invocations in one process)', async () => {
+    const { lock } = setup()
+    const shared = lock()
+    const first = await shared.tryAcquire({ owner: 'fn/request-1' })
+    await lock('operator').forceRelease() // the record is free; the first lease does not know yet
+    expect(first?.isHeld).toBe(true)
+    expect(await shared.tryAcquire({ owner: 'fn/request-2' })).toMatchObject({ token: 3 })
+  })
+
+  it('keep the record held for their own owner, until their end passes by the clock, though no timer fired', async () => {
+    const { time, store, lock, fresh } = setup((t) => withoutTimers(t.localClock()))
+    const warm = lock()
+    const first = await warm.tryAcquire({ owner: 'fn/request-1' })
+    time.advance((first?.remainingMs ?? 0) - 1)
+    expect(await warm.attempt({ owner: 'fn/request-1' })).toMatchObject({ status: 'held' })
+    time.advance(1) // its end, exactly: the retry of that invocation may take it over
+    expect(first?.isHeld).toBe(true) // its watchdog never ran
+    fresh()
+    expect(await warm.tryAcquire({ owner: 'fn/request-1' })).toMatchObject({ token: 2 })
+    expect(store.calls).toEqual(['replace']) // its own record, from its cache
+  })
+
+  it('lose without discarding what a newer lease of the same lock wrote since', async () => {
+    const { store, lock, fresh } = setup((t) => withoutTimers(t.localClock()))
+    const warm = lock()
+    const stale = await warm.tryAcquire({ owner: 'fn/request-1' })
+    await lock('operator').forceRelease()
+    await (await warm.tryAcquire({ owner: 'fn/request-2' }))?.release()
+    await expect(stale?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
+    fresh()
+    expect(await warm.tryAcquire({ owner: 'fn/request-3' })).toMatchObject({ token: 4 })
+    expect(store.calls).toEqual(['replace'])
+  })
+})

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest'
+import { LockCorruptedError, MAX_RECORD_BYTES, parseRecord } from '../../lib/index.js'
+
+const valid = { v: 1, token: 3, expires_at: 1_740_151_473.206, owner: 'a' }
+const body = (fields: Record<string, unknown>) => JSON.stringify({ ...valid, ...fields })
+/** A valid record body of exactly `bytes` bytes in UTF-8, padded with two-byte characters. */
+const ofBytes = (bytes: number) => {
+  const bare = Buffer.byteLength(body({ pad: '' }))
+  const left = bytes - bare
+  return body({ pad: `${'é'.repeat(Math.floor(left / 2))}${left % 2 ? 'a' : ''}` })
+}
+const refusal = (raw: string, etag?: string) => {
+  try {
+    parseRecord(raw, 'jobs/k', etag)
+  } catch (error) {
+    return error as LockCorruptedError
+  }
+  throw new Error('expected the body to be refused')
+}
+
+describe('parseRecord', () => {
+  it('reads a record, keeping the fields it does not know', () => {
+    expect(parseRecord(body({ future: [1] }), 'jobs/k')).toEqual({ ...valid, future: [1] })
+  })
+
+  it('takes the smallest values each field allows', () => {
+    const smallest = { v: 1, token: 0, expires_at: 0, owner: '', acquired_at: 0, ttl_ms: 0, last_run: '' }
+    expect(parseRecord(JSON.stringify(smallest), 'jobs/k')).toEqual(smallest)
+  })
+
+  it.each([
+    ['not JSON', '{"token": 1', /not JSON/],
+    ['JSON null', 'null', /not a JSON object/],
+    ['a number', '5', /not a JSON object/],
+    ['a string', '"record"', /not a JSON object/],
+    ['an array', '[1]', /not a JSON object/],
+    ['another version', body({ v: 2 }), /"v" is 2/],
+    ['a negative token', body({ token: -1 }), /"token"/],
+    ['a fractional token', body({ token: 1.5 }), /"token"/],
+    ['a string token', body({ token: '3' }), /"token"/],
+    ['a negative expires_at', body({ expires_at: -1 }), /"expires_at"/],
+    ['a string expires_at', body({ expires_at: '1' }), /"expires_at"/],
+    [
+      'an infinite expires_at',
+      body({ expires_at: 1 }).replace('"expires_at":1', '"expires_at":1e999'),
+      /"expires_at"/,
+    ],
+    ['an owner that is not a string', body({ owner: 5 }), /"owner"/],
+    ['a negative acquired_at', body({ acquired_at: -1 }), /"acquired_at"/],
+    ['a string ttl_ms', body({ ttl_ms: '60000' }), /"ttl_ms"/],
+    ['a last_run that is not a string', body({ last_run: 5 }), /"last_run"/],
+  ])('refuses %s, saying what is wrong', (_, raw, why) => {
+    const error = refusal(raw)
+    expect(error).toBeInstanceOf(LockCorruptedError)
+    expect(error.message).toMatch(why)
+    expect(error).toMatchObject({ key: 'jobs/k', raw })
+  })
+
+  it('keeps the JSON error as the cause of a body that is not JSON', () => {
+    expect(refusal('{').cause).toBeInstanceOf(SyntaxError)
+  })
+
+  it('names the etag of the refused object when it is known, so an operator can reset exactly that one', () => {
+    expect(refusal('[]', '"e1"').etag).toBe('"e1"')
+    expect(refusal('[]').etag).toBeUndefined()
+  })
+
+  it('reads a record of exactly 64 KiB, counted in UTF-8 bytes, and refuses one byte more', () => {
+    expect(parseRecord(ofBytes(MAX_RECORD_BYTES), 'jobs/k')).toMatchObject(valid)
+    const over = ofBytes(MAX_RECORD_BYTES + 1)
+    expect(over.length).toBeLessThan(MAX_RECORD_BYTES) // it is over in bytes, not in characters
+    const error = refusal(over)
+    expect(error.message).toMatch(/larger than 65536 bytes/)
+    expect(error.raw).toBe(over)
+  })
+
+  it('keeps at most 64 KiB of a body too large to be a record', () => {
+    expect(refusal('x'.repeat(100_000)).raw).toHaveLength(MAX_RECORD_BYTES)
+  })
+})

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest'
+import { type LambdaContext, LockOptionsError } from '../../lib/index.js'
+import { world } from './world.js'
+
+describe('lock keys', () => {
+  it.each([
+    ['an empty string', () => ''],
+    ['a number', () => 42 as unknown as string],
+  ])('refuses a key function that returns %s, at the invocation', async (_, key) => {
+    const { clock, wrap, context, store } = world()
+    await expect(clock.run(wrap(async () => 'ran', { key })({}, context()))).rejects.toBeInstanceOf(
+      LockOptionsError,
+    )
+    expect(store.calls).toEqual([])
+  })
+
+  it('refuses to run without a key outside Lambda, where no function name can stand for one', async () => {
+    const { clock, wrap } = world()
+    const error = await clock.run(wrap(async () => 'ran')({}, {} as LambdaContext)).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockOptionsError)
+    expect((error as Error).message).toMatch(/no key/)
+  })
+
+  it('re-acquires a warm key with one request: the lock of each key is kept between invocations', async () => {
+    const { clock, store, wrap, context } = world()
+    const handler = wrap(async () => 'ran')
+    await clock.run(handler({}, context()))
+    store.calls.length = 0
+    await clock.run(handler({}, context()))
+    expect(store.calls).toEqual(['replace', 'replace']) // acquire from its cache, then release
+  })
+
+  it('keeps the locks of the 256 most recent new keys, forgetting the oldest first', async () => {
+    const { clock, store, wrap, context } = world()
+    const handler = wrap(async () => 'ran', { key: (event) => (event as { key: string }).key })
+    for (let i = 0; i <= 256; i++) await clock.run(handler({ key: `k${i}` }, context()))
+    store.calls.length = 0
+    await clock.run(handler({ key: 'k1' }, context())) // still kept: one blind write
+    expect(store.calls).toEqual(['replace', 'replace'])
+    store.calls.length = 0
+    await clock.run(handler({ key: 'k0' }, context())) // forgotten: it reads first
+    expect(store.calls).toEqual(['read', 'replace', 'replace'])
+  })
+})
+
+describe('owners', () => {
+  const owners = async (contexts: LambdaContext[]) => {
+    const { clock, wrap, outcomes } = world()
+    const handler = wrap(async () => 'ran', { key: 'job' })
+    for (const context of contexts) await clock.run(handler({}, context))
+    return outcomes.filter((o) => o.outcome === 'acquired').map((o) => o.owner ?? '')
+  }
+
+  it('are the function name and the request id in Lambda, so a retry of the invocation is its owner', async () => {
+    const { context } = world()
+    expect(await owners([context({ requestId: 'r1' }), context({ requestId: 'r1' })])).toEqual([
+      'nightly-report/r1',
+      'nightly-report/r1',
+    ])
+  })
+
+  it('are unique per invocation without a request id: under the function name, else under "local"', async () => {
+    const named = { functionName: 'job-fn' } as LambdaContext
+    const [a, b] = await owners([named, named])
+    expect(a).toMatch(/^job-fn\/[0-9a-f-]{36}$/)
+    expect(b).not.toBe(a)
+    const [c] = await owners([{} as LambdaContext])
+    expect(c).toMatch(/^local\/[0-9a-f-]{36}$/)
+    const [d] = await owners([{ awsRequestId: 'r1' } as LambdaContext])
+    expect(d).toMatch(/^local\/[0-9a-f-]{36}$/)
+  })
+})

@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { LockOptionsError, type LockStore, type SingletonOptions, withSingleton } from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
+import { ManualClock } from '../support/sim-clock.js'
+import { simContext } from '../support/sim-lambda.js'
+
+const memory = new MemoryLockStore()
+
+describe('options refused when the handler is made', () => {
+  it.each<[string, SingletonOptions]>([
+    ['a key that is neither a string nor a function', { key: 42 as unknown as string }],
+    ['a store without read', { store: { ...storeOf(memory), read: undefined } as unknown as LockStore }],
+    ['a store without create', { store: { ...storeOf(memory), create: undefined } as unknown as LockStore }],
+    [
+      'a store without replace',
+      { store: { ...storeOf(memory), replace: undefined } as unknown as LockStore },
+    ],
+    [
+      'a store that is a function',
+      { store: Object.assign(() => undefined, storeOf(memory)) as unknown as LockStore },
+    ],
+    ['a tickId that is not a function', { tickId: 'scheduledTime' as unknown as false }],
+  ])('%s', (_, options) => {
+    expect(() => withSingleton(async () => 'ran', options)).toThrow(LockOptionsError)
+  })
+
+  it.each<[string, SingletonOptions]>([
+    ['a store with the three operations', { store: storeOf(memory) }],
+    ['tickId false', { tickId: false }],
+    ['a tickId function', { tickId: () => 'tick' }],
+  ])('takes %s', (_, options) => {
+    expect(() => withSingleton(async () => 'ran', options)).not.toThrow()
+  })
+})
+
+describe('defaults', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+    delete process.env.LAMBDA_SINGLETON_KEY_PREFIX
+  })
+
+  it('log one JSON line per outcome on the console', async () => {
+    const info = vi.spyOn(console, 'info').mockImplementation(() => undefined)
+    const clock = new ManualClock()
+    const handler = withSingleton(async () => 'ran', { store: new MemoryLockStore({ clock }), clock })
+    await clock.run(handler({}, simContext(clock)))
+    expect(info.mock.calls.map(([line]) => JSON.parse(line))).toMatchObject([
+      { level: 'INFO', outcome: 'acquired' },
+      { level: 'INFO', outcome: 'released' },
+    ])
+  })
+
+  it('prefix keys with LAMBDA_SINGLETON_KEY_PREFIX when set, else with locks/', async () => {
+    const clock = new ManualClock()
+    const store = new MemoryLockStore({ clock })
+    const options = { store, clock, logger: { info() {}, warn() {}, error() {} } }
+    process.env.LAMBDA_SINGLETON_KEY_PREFIX = 'env/'
+    await clock.run(withSingleton(async () => 'ran', options)({}, simContext(clock)))
+    delete process.env.LAMBDA_SINGLETON_KEY_PREFIX
+    await clock.run(withSingleton(async () => 'ran', options)({}, simContext(clock)))
+    expect(store.peek('env/nightly-report')).toBeDefined()
+    expect(store.peek('locks/nightly-report')).toBeDefined()
+  })
+})
+
+/** The three operations of a store, as a plain object. */
+function storeOf(store: LockStore): LockStore {
+  return {
+    clockResolutionMs: store.clockResolutionMs,
+    read: (...args) => store.read(...args),
+    create: (...args) => store.create(...args),
+    replace: (...args) => store.replace(...args),
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest'
+import { KEY, tick, world } from './world.js'
+
+/** One outcome per step of an invocation, with the fields an operator needs, at the right level. */
+describe('outcomes and log lines', () => {
+  it('acquired and released name the key, the token, the owner and the tick, at info', async () => {
+    const { clock, wrap, context, outcomes, lines } = world()
+    await clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    expect(outcomes).toEqual([
+      { outcome: 'acquired', key: KEY, token: 1, owner: 'nightly-report/r1', tick: '2026-11-21T03:00:00Z' },
+      { outcome: 'released', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' },
+    ])
+    expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
+    expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
+  })
+
+  it('carry no tick when the event is not a scheduled tick', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    await clock.run(wrap(async () => 'ok')({}, context()))
+    expect(outcomes.every((o) => !('tick' in o))).toBe(true)
+  })
+
+  it('a skip names the holder, its token and the tick, at info', async () => {
+    const { clock, wrap, context, outcomes, lines } = world()
+    const slow = wrap(async () => clock.sleep(5_000))
+    const first = slow({}, context({ requestId: 'r1' }))
+    await clock.advance(1)
+    await clock.run(slow(tick('2026-11-21T03:00:00Z'), context()))
+    expect(outcomes[1]).toEqual({
+      outcome: 'skipped',
+      key: KEY,
+      token: 1,
+      owner: 'nightly-report/r1',
+      tick: '2026-11-21T03:00:00Z',
+    })
+    expect(lines[1]?.level).toBe('info')
+    await clock.run(first)
+  })
+
+  it('a skip after a lost race names nobody', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    const handler = wrap(async () => clock.sleep(1_000))
+    await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
+    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY })
+  })
+
+  it('a duplicate tick names the token that ran it and the tick, at info', async () => {
+    const { clock, wrap, context, outcomes, lines } = world()
+    const handler = wrap(async () => 'ok')
+    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    expect(outcomes[2]).toEqual({ outcome: 'duplicate', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' })
+    expect(lines[2]?.level).toBe('info')
+  })
+
+  it('a lock that cannot be acquired is an error, with the failure (made an Error if it was not one)', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('read', () => {
+      throw 'socket hang up' // a non-Error throw, as some SDK middlewares do
+    })
+    await expect(clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context()))).rejects.toBe(
+      'socket hang up',
+    )
+    expect(outcomes).toEqual([
+      { outcome: 'error', key: KEY, tick: '2026-11-21T03:00:00Z', error: new Error('socket hang up') },
+    ])
+    expect(lines[0]).toMatchObject({ level: 'error', fields: { error: new Error('socket hang up') } })
+  })
+
+  it('a failed heartbeat is a warning and an error outcome with the failure; the run goes on', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('replace', 'fatal')
+    const handler = wrap(async (_e, ctx) => clock.sleep(3_000).then(() => ctx.singleton.signal.aborted), {
+      ttlMs: 6_000,
+      clockSkewMarginMs: 1_000,
+    })
+    expect(await clock.run(handler({}, context()))).toBe(false)
+    expect(outcomes[1]).toEqual({
+      outcome: 'error',
+      key: KEY,
+      token: 1,
+      error: expect.objectContaining({ name: 'LockStoreError' }),
+    })
+    expect(lines[1]?.level).toBe('warn')
+    expect(outcomes.at(-1)?.outcome).toBe('released')
+  })
+
+  it('a release that fails is an error, the handler’s result still returned', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('replace', 'fatal')
+    expect(await clock.run(wrap(async () => 'done')({}, context()))).toBe('done')
+    expect(outcomes[1]).toEqual({
+      outcome: 'error',
+      key: KEY,
+      token: 1,
+      error: expect.objectContaining({ name: 'LockStoreError' }),
+    })
+    expect(lines[1]?.level).toBe('error')
+  })
+
+  it('a lease lost to a takeover is an error naming the new holder and the tick', async () => {
+    const { clock, store, wrap, context, outcomes, lines, record } = world()
+    const handler = wrap(
+      async (_e, ctx) => {
+        store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: 2, owner: 'thief' }))
+        await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
+      },
+      { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
+    )
+    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    expect(outcomes[1]).toEqual({
+      outcome: 'lost',
+      key: KEY,
+      token: 1,
+      owner: 'thief',
+      tick: '2026-11-21T03:00:00Z',
+      error: expect.objectContaining({ name: 'LockLostError', reason: 'taken-over' }),
+    })
+    expect(lines[1]?.level).toBe('error')
+  })
+
+  it('a lease that ran out names no new holder', async () => {
+    const { clock, store, wrap, context, outcomes } = world()
+    store.script('replace', ...Array.from({ length: 50 }, () => 'transient' as const))
+    const handler = wrap(async () => clock.sleep(20_000), { ttlMs: 6_000, clockSkewMarginMs: 1_000 })
+    await clock.run(handler({}, context()))
+    const lost = outcomes.find((o) => o.outcome === 'lost')
+    expect(lost).toMatchObject({ error: { reason: 'expired' } })
+    expect(lost && 'owner' in lost).toBe(false)
+  })
+
+  it('a lease whose release failed and that runs out afterwards is no news for the ended run', async () => {
+    const { clock, store, wrap, context, kinds } = world()
+    store.script('replace', 'fatal')
+    await clock.run(wrap(async () => 'done', { ttlMs: 6_000, clockSkewMarginMs: 1_000 })({}, context()))
+    await clock.advance(60_000) // the unreleased lease's own end passes
+    expect(kinds()).toEqual(['acquired', 'error'])
+  })
+
+  it('a handler that released the lease itself is not reported released a second time', async () => {
+    const { clock, wrap, context, kinds, record } = world()
+    await clock.run(wrap(async (_e, ctx) => ctx.singleton.lease.release())({}, context()))
+    expect(record()).toMatchObject({ expires_at: 0 })
+    expect(kinds()).toEqual(['acquired'])
+  })
+})

@@ -1,0 +1,40 @@
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
+import base from './vitest.config.js'
+
+/**
+ * Runs the slow property tests last. Stryker runs the tests that cover a mutant and stops at the
+ * first failure, so a mutant a fast spec kills must not wait for a thousand random runs first.
+ */
+class PropertiesLast extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const isProperty = (file: TestSpecification) => file.moduleId.includes('.property.')
+    return [...sorted.filter((file) => !isProperty(file)), ...sorted.filter(isProperty)]
+  }
+}
+
+/**
+ * The fast suite alone (the `unit` project: the core's tests and the lifecycle's behaviour suite
+ * on the in-memory store and simulated time), as one project, for Stryker (stryker.config.mjs).
+ * Property tests run with a fixed seed here, so that a mutant is killed, or not, on every run.
+ */
+const unit = base.test?.projects?.find(
+  (project): project is TestProjectInlineConfiguration =>
+    typeof project === 'object' && 'test' in project && project.test?.name === 'unit',
+)
+if (!unit?.test?.include) throw new Error('vitest.config.ts has no unit project to mutation-test with')
+
+export default defineConfig({
+  resolve: base.resolve,
+  ssr: base.ssr,
+  test: {
+    include: unit.test.include,
+    // The README's examples build their handlers as they load, which makes every mutant in the
+    // option checks "static" for Stryker (re-run against the whole suite): twice the run time.
+    // What they show is specified in test/lifecycle; `npm test` still runs them.
+    exclude: ['examples/**'],
+    setupFiles: ['test/support/fixed-seed.ts'],
+    sequence: { sequencer: PropertiesLast },
+  },
+})
