@@ -25,6 +25,8 @@
  * - Performance only: forgetting a cached write that was not used costs a read later, never a
  *   wrong write.
  * - Message text that the ignorer does not see: the "(now token …)" part of a lost lease's message.
+ * - The ISO-time pattern of ticks without its `$`: Date.parse refuses whatever would follow. (It
+ *   is a static mutant, run against the whole suite; on a loaded machine it may time out instead.)
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export default {
