@@ -1,3 +1,5 @@
+import { LockOptionsError } from '../core/errors.js'
+
 /**
  * The AWS SDK plumbing every store on an AWS service shares: one request bounded by a timeout and
  * the caller's signal, with the server's clock read from the response's `Date` header even when
@@ -6,6 +8,15 @@
 
 /** Timeout of each request when none is given, in ms. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+
+/** A store's `requestTimeoutMs` option, defaulted and checked (`LockOptionsError`). */
+export function requestTimeoutMs(given: number | undefined): number {
+  const timeout = given ?? DEFAULT_REQUEST_TIMEOUT_MS
+  if (!Number.isFinite(timeout) || timeout <= 0) {
+    throw new LockOptionsError(`requestTimeoutMs must be a positive number, got ${timeout}`)
+  }
+  return timeout
+}
 
 /** The slice of Smithy's middleware stack we use, typed here to avoid a dependency on @smithy/types. */
 interface DeserializeStack {

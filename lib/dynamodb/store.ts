@@ -1,5 +1,5 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
-import { DEFAULT_REQUEST_TIMEOUT_MS, dated, describe, type SdkClient, sendTimed } from '../aws/send.js'
+import { dated, describe, requestTimeoutMs, type SdkClient, sendTimed } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
   type LockStore,
@@ -90,10 +90,7 @@ export class DynamoDBLockStore implements LockStore {
     if (sortKey && (!sortKey.name || typeof sortKey.value !== 'string' || sortKey.name === partitionKey)) {
       throw new LockOptionsError('sortKey needs a name (other than the partition key) and a string value')
     }
-    const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-    if (!Number.isFinite(timeout) || timeout <= 0) {
-      throw new LockOptionsError(`requestTimeoutMs must be a positive number, got ${timeout}`)
-    }
+    const timeout = requestTimeoutMs(options.requestTimeoutMs)
     this.client = options.client ?? defaultClient()
     this.tableName = options.tableName
     this.partitionKey = partitionKey

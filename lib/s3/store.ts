@@ -1,5 +1,5 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { dated, describe } from '../aws/send.js'
+import { dated, describe, requestTimeoutMs } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
 import {
@@ -10,7 +10,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
-import { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client, type S3Output, sendS3 } from './client.js'
+import { defaultS3Client, type S3Output, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { EtagQuoting, ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
@@ -41,10 +41,7 @@ export class S3LockStore implements LockStore {
     if (typeof options.bucket !== 'string' || options.bucket.length === 0) {
       throw new LockOptionsError('bucket must be a non-empty string')
     }
-    const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-    if (!Number.isFinite(timeout) || timeout <= 0) {
-      throw new LockOptionsError(`requestTimeoutMs must be a positive number, got ${timeout}`)
-    }
+    const timeout = requestTimeoutMs(options.requestTimeoutMs)
     this.s3 = options.s3 ?? defaultS3Client()
     this.bucket = options.bucket
     this.requestTimeoutMs = timeout
