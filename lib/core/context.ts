@@ -3,6 +3,7 @@ import type { Clock } from './clock.js'
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { ServerClock } from './server-clock.js'
+import { tokenWaitMs } from './token.js'
 import {
   type LockStore,
   type ReadResult,
@@ -112,6 +113,21 @@ export class LockContext {
     const server = this.serverClock.at(now)
     const ttlMs = Math.ceil(until - now + server.halfWidth)
     return { expires_at: Math.ceil(server.mid + ttlMs) / 1000, deadline: until, serverNow: server.mid, ttlMs }
+  }
+
+  /**
+   * Waits until the store's clock has surely reached `token`, so that every later acquisition
+   * takes a higher one (see `tokenAfter`), or until local time `until`, whichever comes first.
+   * Not abortable: the token is written already, and a holder that gave up here would leave
+   * the lock held until it expires.
+   */
+  async awaitToken(token: number, until: number): Promise<void> {
+    for (let wait = tokenWaitMs(token, this.serverClock.at()); wait > 0; ) {
+      const left = until - this.clock.now()
+      if (left <= 0) return
+      await this.clock.sleep(Math.min(wait, left))
+      wait = tokenWaitMs(token, this.serverClock.at())
+    }
   }
 
   /** Waits before the next try of a contended call. */

@@ -25,6 +25,11 @@ export const ConflictReason = {
   NotReleased: 'not-released',
   /** `reset` was given a token at or below one the lock already handed out. */
   TokenTooLow: 'token-too-low',
+  /**
+   * `reset` was given a token more than a minute ahead of the store's clock. Tokens follow that
+   * clock, so such a token would be followed by lower ones if the object were ever deleted.
+   */
+  TokenAheadOfClock: 'token-ahead-of-clock',
   /** The record, with what is already in it, would exceed the size every reader accepts. */
   RecordTooLarge: 'record-too-large',
   /**

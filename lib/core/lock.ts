@@ -13,9 +13,10 @@ import {
 } from './errors.js'
 import { Lease } from './lease.js'
 import { forceRelease, type ResetOptions, reset } from './operator.js'
-import { type LockRecord, MAX_RECORD_BYTES, nextToken, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
+import { tokenAfter } from './token.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
 export interface LockOptions {
@@ -298,6 +299,7 @@ export class Lock {
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
+          await context.awaitToken(record.token, timing.deadline)
           const lease = new Lease(context, record, result.etag, timing.deadline, timing.ttlMs)
           this.#issued.add(lease)
           return { status: AcquireStatus.Acquired, lease }
@@ -342,7 +344,12 @@ export class Lock {
     return {
       ...snapshot?.record,
       v: RECORD_VERSION,
-      token: nextToken(snapshot ? snapshot.record.token : this.#context.highestToken, this.key),
+      token: tokenAfter(
+        Math.max(snapshot?.record.token ?? 0, this.#context.highestToken),
+        this.#context.serverClock.at(),
+        this.key,
+      ),
+      run: nextRun(snapshot?.record),
       expires_at: timing.expires_at,
       owner,
       acquired_at: Math.round(timing.serverNow) / 1000,

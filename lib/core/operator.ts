@@ -1,19 +1,24 @@
 import type { LockContext } from './context.js'
 import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
-import { type LockRecord, nextToken, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
+import { isAheadOfClock, tokenAfter } from './token.js'
 
 /** Budget for store retries of an operator's call. */
 const OPERATOR_BUDGET_MS = 10_000
 
-/** Frees the lock now, token + 1, so the stuck holder is fenced off. `null` when there is no object. */
+/** Frees the lock now with a higher token, so the stuck holder is fenced off. `null` when there is no object. */
 export async function forceRelease(context: LockContext, operator: string): Promise<LockRecord | null> {
   const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
   if (!snapshot) return null
   const record: LockRecord = {
     ...snapshot.record,
-    token: nextToken(snapshot.record.token, context.key),
+    token: tokenAfter(
+      Math.max(snapshot.record.token, context.highestToken),
+      context.serverClock.at(),
+      context.key,
+    ),
     expires_at: 0,
     owner: `force-released by ${operator}`,
   }
@@ -72,9 +77,18 @@ export async function reset(
   const current = await context.store.read(key)
   const receivedAt = context.clock.now()
   context.serverClock.observe(current.serverDate, sentAt, receivedAt)
+  const server = context.serverClock.at(receivedAt)
+  if (isAheadOfClock(token, server)) {
+    // The clock floor could not cover it: a deletion would let the next token fall below it.
+    throw refused(
+      key,
+      `reset token ${token} is ahead of the store's clock (${Math.floor(server.upper)} ms); tokens follow that clock`,
+      ConflictReason.TokenAheadOfClock,
+    )
+  }
   if (current.status === ReadStatus.Found) {
     // Forced, whether it has expired does not matter: no clock is needed to say so.
-    const serverLower = force ? Number.NEGATIVE_INFINITY : context.serverClock.at(receivedAt).lower
+    const serverLower = force ? Number.NEGATIVE_INFINITY : server.lower
     assertResettable(context, { ...current, serverLower }, token, force)
   }
   const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }

@@ -21,8 +21,13 @@ export const MAX_RECORD_DEPTH = 100
  */
 export interface LockRecord {
   readonly v: typeof RECORD_VERSION
-  /** Fencing token: +1 on every acquisition, kept by renew and release. */
+  /**
+   * Fencing token, kept by renew and release: each acquisition writes one above every token
+   * handed out before, the store's clock in ms or one more than the last, whichever is larger.
+   */
   readonly token: number
+  /** How many times the lock was acquired (a count for people: tokens do not go up by one). */
+  readonly run?: number
   /** Seconds since the Unix epoch, by the store's clock; 0 once released. */
   readonly expires_at: number
   /** Who holds (or last held) the lock. */
@@ -42,6 +47,7 @@ const isFiniteNonNegative = (value: unknown): value is number =>
   Number.isFinite(value) && (value as number) >= 0
 
 const optionalChecks: Record<string, (value: unknown) => boolean> = {
+  run: (value) => Number.isSafeInteger(value) && (value as number) >= 0,
   acquired_at: isFiniteNonNegative,
   ttl_ms: isFiniteNonNegative,
   last_run: (value) => typeof value === 'string',
@@ -97,6 +103,15 @@ export function nextToken(token: number, key: string): number {
     )
   }
   return token + 1
+}
+
+/**
+ * The run count an acquisition writes over `record`. Starts again at 1 past the largest safe
+ * integer: it only counts, nothing relies on it going up.
+ */
+export function nextRun(record: LockRecord | undefined): number {
+  const run = record?.run ?? 0
+  return run >= Number.MAX_SAFE_INTEGER ? 1 : run + 1
 }
 
 /**
