@@ -16,45 +16,95 @@ function setup() {
   return { time, store, lock, put, token }
 }
 
-describe('the token floor: a lock never hands out a token at or below one it has seen', () => {
-  it('recreates a deleted object above the highest token it read, though it never wrote that one', async () => {
-    const { time, store, lock, put, token } = setup()
-    put({ token: 7, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
-    const a = lock('a')
-    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: 7 } })
-    store.delete(KEY) // an outside delete or a restore from an old backup
-    expect((await a.tryAcquire())?.token).toBe(8)
-    expect(token()).toBe(8)
+describe('the token floor: a lock never hands out a token at or below one handed out before', () => {
+  it('takes the store time in ms as the token when it is above every token seen', async () => {
+    const { time, lock, put } = setup()
+    put({ token: 7 })
+    const before = time.now
+    const lease = await lock('a').tryAcquire()
+    expect(lease?.token).toBeGreaterThan(before)
+    // Handed out only once the store's clock has surely reached it.
+    expect(time.now).toBeGreaterThanOrEqual(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
-  it('recreates a deleted object above the token its own force-release handed out', async () => {
+  it('goes one above a token ahead of the store clock, without waiting for the clock to reach it', async () => {
+    const { time, lock, put } = setup()
+    const ahead = time.now + 3_600_000 // an outside writer's; reset refuses such tokens
+    put({ token: ahead })
+    const before = time.now
+    expect((await lock('a').tryAcquire())?.token).toBe(ahead + 1)
+    expect(time.now - before).toBeLessThan(1_000)
+  })
+
+  it('hands out a higher token after an outside write of a lower one over a live lease', async () => {
+    const { lock, put } = setup()
+    const zombie = await lock('zombie').tryAcquire()
+    put({ token: 1, expires_at: 0 })
+    const next = await lock('next').tryAcquire()
+    expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+  })
+
+  it('hands out a higher token after the object is deleted, in a process that never saw the lock', async () => {
     const { store, lock } = setup()
-    await lock('stuck').tryAcquire()
-    const operator = lock('operator')
-    expect(await operator.forceRelease()).toMatchObject({ token: 2 })
+    const zombie = await lock('zombie').tryAcquire()
     store.delete(KEY)
-    expect((await operator.tryAcquire())?.token).toBe(3)
+    const next = await lock('next').tryAcquire()
+    expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+  })
+
+  it('recreates a deleted object above the highest token it read, though it never wrote that one', async () => {
+    const { time, store, lock, put, token } = setup()
+    const ahead = time.now + 3_600_000
+    put({ token: ahead, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
+    const a = lock('a')
+    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    store.delete(KEY) // an outside delete or a restore from an old backup
+    expect((await a.tryAcquire())?.token).toBe(ahead + 1)
+    expect(token()).toBe(ahead + 1)
+  })
+
+  it('recreates a deleted object above the token its own force-release wrote', async () => {
+    const { store, lock } = setup()
+    const stuck = await lock('stuck').tryAcquire()
+    const operator = lock('operator')
+    const released = await operator.forceRelease()
+    expect(released?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    store.delete(KEY)
+    expect((await operator.tryAcquire())?.token).toBeGreaterThan(released?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('recreates a deleted object above the token its own reset wrote', async () => {
-    const { store, lock } = setup()
+    const { time, store, lock } = setup()
     const operator = lock('operator')
-    await operator.reset({ token: 40 })
+    const floor = time.now + 30_000 // ahead of the clock, within what reset accepts
+    await operator.reset({ token: floor })
     store.delete(KEY)
-    expect((await operator.tryAcquire())?.token).toBe(41)
+    expect((await operator.tryAcquire())?.token).toBe(floor + 1)
+  })
+
+  it('refuses to reset to a token more than a minute ahead of the store clock, and writes nothing', async () => {
+    const { time, store, lock } = setup()
+    const refused = await lock('operator')
+      .reset({ token: time.now + 61_000 + 1_000 })
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(LockConflictError)
+    expect(refused).toMatchObject({ reason: 'token-ahead-of-clock', key: KEY })
+    expect(store.peek(KEY)).toBeUndefined()
   })
 
   it('refuses to reset to a token it has already seen, even with the object gone, and writes nothing', async () => {
     const { store, lock, put } = setup()
     put({ token: 4 })
     const operator = lock('operator')
-    await (await operator.tryAcquire())?.release() // token 5
+    const lease = await operator.tryAcquire()
+    await lease?.release()
     store.delete(KEY)
-    const refused = await operator.reset({ token: 5 }).catch((e: unknown) => e)
+    const seen = lease?.token ?? 0
+    const refused = await operator.reset({ token: seen }).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(LockConflictError)
     expect(refused).toMatchObject({ reason: 'token-too-low', key: KEY })
     expect(store.peek(KEY)).toBeUndefined()
-    expect(await operator.reset({ token: 6 })).toMatchObject({ token: 6, expires_at: 0 })
+    expect(await operator.reset({ token: seen + 1 })).toMatchObject({ token: seen + 1, expires_at: 0 })
   })
 
   it('refuses token 0, the floor of a lock that has seen nothing, as too low rather than as malformed', async () => {

@@ -1,8 +1,9 @@
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { deleteItem, freshTable, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
-import { describeLockStoreContract } from './contract.js'
+import { type ContractTarget, describeLockStoreContract } from './contract.js'
+import { describeTokenAttacks } from './token-attacks.js'
 
-describeLockStoreContract('DynamoDB', async () => {
+async function target(): Promise<ContractTarget> {
   const client = testDynamoDBClient()
   const tableName = await freshTable(client, 'contract')
   const key = (k: string) => ({ pk: { S: k } })
@@ -22,4 +23,7 @@ describeLockStoreContract('DynamoDB', async () => {
       for (const each of clients) each.destroy()
     },
   }
-})
+}
+
+describeLockStoreContract('DynamoDB', target)
+describeTokenAttacks('DynamoDB', target)

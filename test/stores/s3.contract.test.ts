@@ -2,9 +2,10 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3'
 import { WriteStatus } from '../../lib/core/store.js'
 import { S3LockStore } from '../../lib/s3/store.js'
 import { freshBucket, putRaw, testS3Client } from '../support/s3.js'
-import { describeLockStoreContract } from './contract.js'
+import { type ContractTarget, describeLockStoreContract } from './contract.js'
+import { describeTokenAttacks } from './token-attacks.js'
 
-describeLockStoreContract('S3', async () => {
+async function target(): Promise<ContractTarget> {
   const s3 = testS3Client()
   const bucket = await freshBucket(s3, 'contract')
   const clients = [s3]
@@ -25,4 +26,7 @@ describeLockStoreContract('S3', async () => {
       for (const each of clients) each.destroy()
     },
   }
-})
+}
+
+describeLockStoreContract('S3', target)
+describeTokenAttacks('S3', target)

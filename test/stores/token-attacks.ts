@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Lease, Lock } from '../../lib/index.js'
+import type { ContractTarget } from './contract.js'
+
+let keys = 0
+const freshKey = (label: string): string => `tokens/${label}-${process.pid}-${++keys}-${Date.now()}`
+
+/**
+ * The fencing token's promise, attacked the way an operator or a script would break it: each
+ * token is above every token handed out before for that lock, also after an outside write of
+ * a lower token, a restore of an older version, or a deletion, and in a process that has never
+ * seen the lock. Each `Lock` here is a fresh process: it knows nothing but what the store says.
+ */
+export function describeTokenAttacks(
+  name: string,
+  setup: () => Promise<ContractTarget> | ContractTarget,
+): void {
+  describe(`fencing tokens under outside writes: ${name}`, () => {
+    let target: ContractTarget
+    beforeAll(async () => {
+      target = await setup()
+    })
+    afterAll(async () => {
+      await target?.close?.()
+    })
+
+    const freshProcess = (key: string, owner: string): Lock =>
+      new Lock({ store: target.store(), key, owner, ttlMs: 30_000, clockSkewMarginMs: 1_000 })
+    const acquire = async (key: string, owner: string): Promise<Lease> => {
+      const lease = await freshProcess(key, owner).tryAcquire()
+      if (!lease) throw new Error(`${owner} could not acquire ${key}`)
+      return lease
+    }
+
+    it('hands out a higher token after an outside write of a lower one, released, over a live lease', async () => {
+      const key = freshKey('lowered')
+      const first = await acquire(key, 'first')
+      await first.release()
+      const zombie = await acquire(key, 'zombie')
+      // A script puts back a record it made up, as if token 1 had been the last and released.
+      await target.putRaw(key, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'script' }))
+      const next = await acquire(key, 'next')
+      expect(next.token).toBeGreaterThan(zombie.token)
+      expect(zombie.token).toBeGreaterThan(first.token)
+    })
+
+    it('hands out a higher token after an older version of the record is restored', async () => {
+      const key = freshKey('restored')
+      const first = await acquire(key, 'first')
+      await first.release()
+      const old = await freshProcess(key, 'reader').inspect()
+      const zombie = await acquire(key, 'zombie')
+      await target.putRaw(key, JSON.stringify(old?.record))
+      const next = await acquire(key, 'next')
+      expect(next.token).toBeGreaterThan(zombie.token)
+    })
+
+    it('hands out a higher token after the object is deleted under a live lease', async () => {
+      const key = freshKey('deleted')
+      const zombie = await acquire(key, 'zombie')
+      await target.deleteRaw(key)
+      const next = await acquire(key, 'next')
+      expect(next.token).toBeGreaterThan(zombie.token)
+    })
+
+    it('keeps tokens rising over deletions between every run, each run in a new process', async () => {
+      const key = freshKey('deleted-each-time')
+      const tokens: number[] = []
+      for (let run = 0; run < 4; run++) {
+        const lease = await acquire(key, `run-${run}`)
+        tokens.push(lease.token)
+        await lease.release()
+        await target.deleteRaw(key)
+      }
+      expect(tokens).toEqual([...tokens].sort((a, b) => a - b))
+      expect(new Set(tokens).size).toBe(tokens.length)
+    })
+
+    it('counts runs in the record, one more per acquisition, while tokens rise by more', async () => {
+      const key = freshKey('runs')
+      const lock = freshProcess(key, 'counter')
+      const runs: unknown[] = []
+      for (let run = 0; run < 3; run++) {
+        const lease = await lock.tryAcquire()
+        runs.push(lease?.record.run)
+        await lease?.release()
+      }
+      expect(runs).toEqual([1, 2, 3])
+    })
+  })
+}
