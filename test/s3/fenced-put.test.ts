@@ -156,3 +156,25 @@ describe('fencedPut on a real S3 engine', () => {
     },
   )
 })
+
+describe('fencedPut after an outside write turned the lock back', () => {
+  it('refuses the zombie: the new holder’s token is above it though the record said token 1', async () => {
+    const lockKey = 'locks/turned-back'
+    const zombie = await new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 }).tryAcquire()
+    // Someone restores an old record (or writes one by hand) while the zombie still holds.
+    await putRaw(s3, bucket, lockKey, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'restored' }))
+    const successor = await new S3Lock({ s3, bucket, key: lockKey }).tryAcquire()
+    expect(successor?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+
+    await fencedPut({ s3, bucket, key: 'out/turned-back.json', body: 'new', token: successor?.token ?? -1 })
+    const error = await fencedPut({
+      s3,
+      bucket,
+      key: 'out/turned-back.json',
+      body: 'stale',
+      token: zombie?.token ?? -1,
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(FencedWriteRejectedError)
+    expect((await getRaw(s3, bucket, 'out/turned-back.json')).body).toBe('new')
+  })
+})
