@@ -19,6 +19,10 @@ describe('the report job', () => {
       handler({ day: 'mon' }, context('2')),
     ])
     expect([a, b].filter(isSkipResult)).toHaveLength(1)
-    expect(await handler({ day: 'tue' }, context('3'))).toEqual({ day: 'tue', token: 2 })
+    const c = await handler({ day: 'tue' }, context('3'))
+    expect(c).toMatchObject({ day: 'tue' })
+    const tokens = [a, b, c].flatMap((result) => (isSkipResult(result) ? [] : [result.token]))
+    expect(tokens).toHaveLength(2) // the one of a and b that ran, then c
+    expect(tokens[1]).toBeGreaterThan(tokens[0] ?? Number.POSITIVE_INFINITY)
   })
 })
