@@ -101,7 +101,9 @@ describe('Lock (protocol core, in-memory store)', () => {
     time.advance(record().expires_at * 1000 - time.now) // the record's expires_at, give or take the Date resolution
     expect(await contender('b').tryAcquire()).toBeNull()
     time.advance(3_000)
-    expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+      lease?.token ?? Number.POSITIVE_INFINITY,
+    )
   })
 
   it('judges expiry by the store clock, not by a contender whose clock runs an hour ahead', async () => {
@@ -402,7 +404,9 @@ describe('Lock (protocol core, in-memory store)', () => {
       expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
       expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
       await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
-      expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(freed?.token ?? Number.POSITIVE_INFINITY)
+      expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+        freed?.token ?? Number.POSITIVE_INFINITY,
+      )
       expect(await setup().contender('op').forceRelease()).toBeNull()
     })
 
@@ -419,7 +423,9 @@ describe('Lock (protocol core, in-memory store)', () => {
       const above = (lease?.token ?? 0) + 1
       await expect(contender('op').reset({ token: above })).rejects.toThrow(/not released/)
       await lease?.release()
-      await expect(contender('op').reset({ token: lease?.token ?? 0 })).rejects.toThrow(/above the current token/)
+      await expect(contender('op').reset({ token: lease?.token ?? 0 })).rejects.toThrow(
+        /above the current token/,
+      )
     })
   })
 

@@ -59,6 +59,10 @@ describe('waiting for a held lock', () => {
       .acquire({ waitMs: 5_000 })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockTimeoutError)
-    expect(error).toMatchObject({ key: KEY, waitedMs: 5_000, holder: { owner: 'holder', token: held?.token } })
+    expect(error).toMatchObject({
+      key: KEY,
+      waitedMs: 5_000,
+      holder: { owner: 'holder', token: held?.token },
+    })
   })
 })
