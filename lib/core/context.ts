@@ -3,7 +3,6 @@ import type { Clock } from './clock.js'
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { ServerClock } from './server-clock.js'
-import { tokenWaitMs } from './token.js'
 import {
   type LockStore,
   type ReadResult,
@@ -12,6 +11,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from './store.js'
+import { tokenWaitMs } from './token.js'
 
 /** A settle read that failed: whether the write landed is not known. */
 const UNKNOWN = Symbol('unknown')

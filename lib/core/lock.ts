@@ -16,8 +16,8 @@ import { forceRelease, type ResetOptions, reset } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { type LockStore, WriteStatus } from './store.js'
-import { tokenAfter } from './token.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
+import { tokenAfter } from './token.js'
 
 export interface LockOptions {
   /** Where lock records live. */

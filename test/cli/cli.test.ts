@@ -25,16 +25,16 @@ async function cli(...argv: string[]) {
 
 describe('lambda-singleton CLI on a real S3 engine', () => {
   it('inspects a held lock without writing', async () => {
-    await new S3Lock({ s3, bucket, key: 'locks/inspect', owner: 'job/1' }).tryAcquire()
+    const lease = await new S3Lock({ s3, bucket, key: 'locks/inspect', owner: 'job/1' }).tryAcquire()
     const before = await getRaw(s3, bucket, 'locks/inspect')
     const { code, out } = await cli('inspect', '--bucket', bucket, '--key', 'locks/inspect')
     expect(code).toBe(0)
-    expect(JSON.parse(out)).toMatchObject({ token: 1, owner: 'job/1', held: true })
+    expect(JSON.parse(out)).toMatchObject({ token: lease?.token, owner: 'job/1', held: true })
     expect(await getRaw(s3, bucket, 'locks/inspect')).toEqual(before)
     expect((await cli('inspect', '--bucket', bucket, '--key', 'locks/none')).code).toBe(1)
   })
 
-  it('force-releases a stuck lock with token + 1, fencing off the old holder', async () => {
+  it('force-releases a stuck lock with a higher token, fencing off the old holder', async () => {
     const stuck = await new S3Lock({ s3, bucket, key: 'locks/stuck', ttlMs: 600_000 }).tryAcquire()
     const { code } = await cli(
       'force-release',
@@ -46,9 +46,12 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
       'alice',
     )
     expect(code).toBe(0)
-    expect(await getRecord(s3, bucket, 'locks/stuck')).toMatchObject({ token: 2, expires_at: 0 })
+    const freed = await getRecord(s3, bucket, 'locks/stuck')
+    expect(freed).toMatchObject({ expires_at: 0, owner: 'force-released by alice' })
+    expect(freed.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
-    expect((await new S3Lock({ s3, bucket, key: 'locks/stuck' }).tryAcquire())?.token).toBe(3)
+    const next = await new S3Lock({ s3, bucket, key: 'locks/stuck' }).tryAcquire()
+    expect(next?.token).toBeGreaterThan(freed.token as number)
   })
 
   it('shows a corrupted object and resets it only with an explicit token', async () => {
@@ -65,13 +68,12 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
     expect((await getRaw(s3, bucket, 'locks/corrupt')).body).toBe('not json')
     const forced = ['--token', '500', '--force']
     expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', ...forced)).code).toBe(0)
-    expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBe(501)
+    expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBeGreaterThan(500)
   })
 
   it('refuses a reset token that would leave no safe token above it, writing nothing', async () => {
-    await new S3Lock({ s3, bucket, key: 'locks/last-token', owner: 'job/3' })
-      .tryAcquire()
-      .then((lease) => lease?.release())
+    const lease = await new S3Lock({ s3, bucket, key: 'locks/last-token', owner: 'job/3' }).tryAcquire()
+    await lease?.release()
     const before = await getRaw(s3, bucket, 'locks/last-token')
     const { code, err } = await cli(
       'reset',
@@ -85,7 +87,8 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
     expect(code).toBe(1)
     expect(err).toMatch(/LockOptionsError: reset token must be an integer from 0 to 9007199254740990/)
     expect(await getRaw(s3, bucket, 'locks/last-token')).toEqual(before)
-    expect((await new S3Lock({ s3, bucket, key: 'locks/last-token' }).tryAcquire())?.token).toBe(2)
+    const next = await new S3Lock({ s3, bucket, key: 'locks/last-token' }).tryAcquire()
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses to reset a held record of an unknown version, or below a token written as a string', async () => {
@@ -126,13 +129,13 @@ describe('lambda-singleton CLI on a real S3 engine', () => {
 
   it('runs as a program', async () => {
     const target = inject('s3')
-    await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
+    const lease = await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
     const stdout = await runCliProgram(['inspect', '--bucket', bucket, '--key', 'locks/program'], {
       S3_ENDPOINT: target.endpoint,
       AWS_REGION: target.region,
       AWS_ACCESS_KEY_ID: target.accessKeyId,
       AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
     })
-    expect(JSON.parse(stdout)).toMatchObject({ token: 1, owner: 'job/2', held: true })
+    expect(JSON.parse(stdout)).toMatchObject({ token: lease?.token, owner: 'job/2', held: true })
   })
 })

@@ -12,16 +12,23 @@ function setup() {
     new Lock({ store, key: KEY, owner, clock: time.localClock(), random: () => 0.5 })
   const put = (record: Record<string, unknown>) =>
     store.memory.putRaw(KEY, JSON.stringify({ v: 1, owner: 'someone', ...record }))
-  return { time, store, lock, put }
+  /** The store's time before any acquisition: a first token is at or above it. */
+  const start = time.now
+  return { time, store, lock, put, start }
 }
 
 describe('an acquisition meeting a 409 (another conditional write in flight)', () => {
   it('waits the retry backoff, drawn from the lock’s random source, then reads and tries again', async () => {
-    const { time, store, lock } = setup()
-    store.script('create', 'conflict')
-    const start = time.now
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
-    expect(time.now - start).toBe(25) // half (random 0.5) of the first 50 ms backoff cap
+    const { time, store, lock, start } = setup()
+    let retriedAt = 0
+    store.script('create', 'conflict', () => {
+      retriedAt = time.now
+      return 'ok'
+    })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(retriedAt - start).toBe(25) // half (random 0.5) of the first 50 ms backoff cap
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
   })
 
@@ -39,16 +46,21 @@ describe('an acquisition meeting a 409 (another conditional write in flight)', (
 
 describe('a reader that may not see whether the object exists (S3 answers 403 to a GET without ListBucket)', () => {
   it('creates the object when it is indeed absent', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     store.script('read', 'denied')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(store.calls).toEqual(['read', 'create'])
   })
 
   it('reads again when the create finds the object there after all, and takes it when free', async () => {
     const { store, lock, put } = setup()
     put({ token: 6, expires_at: 0 })
     store.script('read', 'denied')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 7 })
+    const lease = await lock().tryAcquire()
+    expect(lease?.token).toBeGreaterThan(6)
+    expect(lease).toMatchObject({ record: { run: 1 } }) // the record counted no runs
     expect(store.calls).toEqual(['read', 'create', 'read', 'replace'])
   })
 
@@ -65,9 +77,11 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
   })
 
   it('does not take a 409 on its create for a denial: it waits and tries again', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     store.script('read', 'denied', 'denied').script('create', 'conflict')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
   })
 })

@@ -35,24 +35,29 @@ function setup() {
     store.calls.length = 0
     return lease
   }
-  return { time, store, lock, record, other, held }
+  /** The store's time before any acquisition: a first token is at or above it. */
+  const start = time.now
+  return { time, store, lock, record, other, held, start }
 }
 
 describe('a create whose outcome is unknown', () => {
   it('is recognised as ours when it landed though its answer was lost, and is not sent again', async () => {
-    const { store, lock, record } = setup()
+    const { store, lock, record, start } = setup()
     store.script('create', 'answer-lost')
     const lease = await lock().tryAcquire()
-    expect(lease).toMatchObject({ token: 1, owner: 'me' })
+    expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read'])
     await lease?.renew() // it holds the etag of what landed
-    expect(record()).toMatchObject({ token: 1, owner: 'me' })
+    expect(record()).toMatchObject({ token: lease?.token, owner: 'me' })
   })
 
   it('is sent again when the read-back shows it did not land', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     store.script('create', 'transient')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
   })
 
@@ -68,24 +73,30 @@ describe('a create whose outcome is unknown', () => {
   })
 
   it('is settled by reading when the store answers an ambiguous 412: our own record means it landed', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     store.script('create', 'ambiguous')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1, owner: 'me' })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.count('create')).toBe(1)
   })
 
   it('reads an ambiguous 412 back again when the first read-back fails, and recognises its own write', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     store.script('create', 'ambiguous').script('read', 'ok', 'transient')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1, owner: 'me' })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'read'])
   })
 
   it('is settled by reading when a retried create fails its condition: it may have failed against our own first try', async () => {
-    const { store, lock } = setup()
+    const { store, lock, start } = setup()
     // The first try lands unanswered and cannot be read back; the second fails its condition.
     store.script('create', 'answer-lost').script('read', 'ok', 'transient')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1, owner: 'me' })
+    const lease = await lock().tryAcquire()
+    expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create', 'read'])
   })
 
@@ -116,7 +127,7 @@ describe('a renewal whose outcome is unknown', () => {
     // Renewed: ttl - margin - half a second the store's dates leave open (and a hair of drift).
     expect(lease.remainingMs).toBe(10_000 - 1_000 - 501)
     await lease.release() // with the etag of what landed
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease.token, expires_at: 0 })
   })
 
   it('is sent again when the read-back shows the object unchanged', async () => {

@@ -11,7 +11,7 @@ async function setup() {
   const store = new ScriptedStore({ clock, clockResolutionMs: 1 })
   const lock = (owner = 'holder') =>
     new Lock({ store, key: KEY, owner, ttlMs: 6_000, clockSkewMarginMs: 1_000, clock, random: () => 0.5 })
-  const lease = await lock().tryAcquire()
+  const lease = await clock.run(lock().tryAcquire())
   if (!lease) throw new Error('expected the lock to be free')
   return { clock, store, lock, lease }
 }

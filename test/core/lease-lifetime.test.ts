@@ -26,8 +26,9 @@ function setup() {
   return { clock, control, lock }
 }
 
-async function acquired(lock: Lock) {
-  const lease = await lock.tryAcquire()
+/** Acquires on the manual clock: the lease is handed out once the store's clock has reached its token. */
+async function acquired(clock: ManualClock, lock: Lock) {
+  const lease = await clock.run(lock.tryAcquire())
   if (!lease) throw new Error('expected the lock to be free')
   return lease
 }
@@ -35,7 +36,7 @@ async function acquired(lock: Lock) {
 describe('a lease knows its own end', () => {
   it('aborts its signal with an expired LockLostError when its end passes unrenewed, no write needed', async () => {
     const { clock, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     const end = lease.expiresAt.getTime()
     await clock.advance(end - clock.now() - 1)
     expect(lease.signal.aborted).toBe(false)
@@ -43,14 +44,14 @@ describe('a lease knows its own end', () => {
     await clock.advance(1)
     expect(lease.signal.aborted).toBe(true)
     expect(lease.signal.reason).toBeInstanceOf(LockLostError)
-    expect(lease.signal.reason).toMatchObject({ reason: 'expired', token: 1 })
+    expect(lease.signal.reason).toMatchObject({ reason: 'expired', token: lease.token })
     expect(lease.isLost).toBe(true)
     expect(lease.lostError).toBe(lease.signal.reason)
   })
 
   it('aborts before any contender can take the lock over', async () => {
     const { clock, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     const contender = lock('b')
     let abortedAt: number | undefined
     lease.signal.addEventListener('abort', () => {
@@ -59,7 +60,9 @@ describe('a lease knows its own end', () => {
     let takenAt: number | undefined
     while (takenAt === undefined) {
       await clock.advance(100)
-      if (await contender.tryAcquire()) takenAt = clock.now()
+      // Taken when its write lands, which the store answers at once; handed out after that.
+      const tried = clock.now()
+      if (await clock.run(contender.tryAcquire())) takenAt = tried
     }
     expect(abortedAt).toBeDefined()
     expect(abortedAt).toBeLessThan(takenAt)
@@ -68,7 +71,7 @@ describe('a lease knows its own end', () => {
 
   it('moves its end with each successful renewal', async () => {
     const { clock, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     await clock.advance(4_000)
     await lease.renew()
     await clock.advance(4_000) // past the first end, within the renewed one
@@ -80,7 +83,7 @@ describe('a lease knows its own end', () => {
 
   it('stops its watchdog once released', async () => {
     const { clock, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     await lease.release()
     await clock.advance(TTL * 3)
     expect(lease.signal.aborted).toBe(false)
@@ -91,7 +94,7 @@ describe('a lease knows its own end', () => {
 describe('keepAlive', () => {
   it('renews every everyMs while the work goes on, and sends nothing once stopped', async () => {
     const { clock, control, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     const stop = keepAlive(lease, { everyMs: 2_000, clock })
     await clock.advance(10_000)
     expect(control.replaces).toBe(5)
@@ -104,7 +107,7 @@ describe('keepAlive', () => {
 
   it('beats before half the remaining time is gone when everyMs is too slow for the lease', async () => {
     const { clock, control, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     keepAlive(lease, { everyMs: 4_900, clock })
     await clock.advance(2_500)
     expect(control.replaces).toBe(1) // at (6000 - 1000) / 2 = 2500 ms, not 4900
@@ -112,7 +115,7 @@ describe('keepAlive', () => {
 
   it('lets the lease expire, and its signal abort, while a renewal is stuck', async () => {
     const { clock, control, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     control.stalled = true
     keepAlive(lease, { everyMs: 2_000, clock })
     await clock.advance(TTL - MARGIN)
@@ -121,7 +124,7 @@ describe('keepAlive', () => {
 
   it('stops on a lost lease and keeps trying after transient failures', async () => {
     const { clock, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     const errors: unknown[] = []
     let failures = 1
     const renew = lease.renew.bind(lease)
@@ -139,7 +142,7 @@ describe('keepAlive', () => {
 
   it('sends no renewal at or past `until`, and renews right up to it', async () => {
     const { clock, control, lock } = setup()
-    const lease = await acquired(lock('a'))
+    const lease = await acquired(clock, lock('a'))
     keepAlive(lease, { everyMs: 1_000, clock, until: clock.now() + 3_000 })
     await clock.advance(2_999)
     expect(control.replaces).toBe(2)

@@ -18,14 +18,17 @@ function setup() {
 describe('lock.run', () => {
   it('runs the routine under a lease, releases it, and answers the value with the token', async () => {
     const { clock, lock, record } = setup()
+    const start = clock.now()
     const result = await clock.run(lock().run(async (lease) => `ran with ${lease.token}`))
-    expect(result).toEqual({ status: 'ran', value: 'ran with 1', token: 1 })
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    const token = result.status === 'ran' ? result.token : Number.NaN
+    expect(result).toEqual({ status: 'ran', value: `ran with ${token}`, token })
+    expect(token).toBeGreaterThanOrEqual(start) // a first token: the store's time at the acquisition
+    expect(record()).toMatchObject({ token, run: 1, expires_at: 0 })
   })
 
   it('does not run the routine while another holds the lock, and names the holder', async () => {
     const { clock, lock } = setup()
-    await lock('other').tryAcquire()
+    await clock.run(lock('other').tryAcquire())
     let ran = false
     const result = await clock.run(
       lock().run(async () => {
@@ -57,14 +60,16 @@ describe('lock.run', () => {
 
   it('frees the record of a lease that ran out unrenewed when nobody wrote since, and rejects with the loss', async () => {
     const { clock, store, lock, record } = setup()
-    const cutOffUntil = clock.now() + 6_000 // every renewal fails until the lease has run out
+    const start = clock.now()
+    const cutOffUntil = start + 6_000 // every renewal fails until the lease has run out
     store.script(
       'replace',
       ...Array.from({ length: 100 }, () => () => (clock.now() < cutOffUntil ? 'transient' : 'ok')),
     )
     const run = lock().run(async () => clock.sleep(10_000))
     await expect(clock.run(run)).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ run: 1, expires_at: 0 })
+    expect(record().token).toBeGreaterThanOrEqual(start)
   })
 
   it('renews every heartbeatMs, asking each time for the ttl given to run', async () => {
@@ -94,15 +99,17 @@ describe('lock.run', () => {
 
   it('aborts the routine’s signal when the lease is taken over, and rejects with that loss though the routine finished', async () => {
     const { clock, store, lock, record } = setup()
+    let thief = 0
     const run = lock().run(async (lease) => {
-      store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: 2, owner: 'thief' }))
+      thief = lease.token + 1
+      store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: thief, owner: 'thief' }))
       await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
       return 'finished'
     })
     const error = await clock.run(run).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockLostError)
     expect(error).toMatchObject({ reason: 'taken-over' })
-    expect(record()).toMatchObject({ token: 2, owner: 'thief' }) // nothing released over the new holder
+    expect(record()).toMatchObject({ token: thief, owner: 'thief' }) // nothing released over the new holder
   })
 
   it('releases when the routine throws, and rethrows the routine’s error, not a failed release', async () => {
@@ -135,7 +142,7 @@ describe('lock.run', () => {
   })
 
   it('hands renewal failures that outlasted the retries to onHeartbeatError, and keeps the lease', async () => {
-    const { clock, store, lock } = setup()
+    const { clock, store, lock, record } = setup()
     store.script('replace', 'fatal')
     const failures: unknown[] = []
     const result = await clock.run(
@@ -144,6 +151,6 @@ describe('lock.run', () => {
       }),
     )
     expect(failures).toEqual([expect.objectContaining({ name: 'LockStoreError' })])
-    expect(result).toEqual({ status: 'ran', value: false, token: 1 })
+    expect(result).toEqual({ status: 'ran', value: false, token: record().token })
   })
 })

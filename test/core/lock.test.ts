@@ -31,38 +31,44 @@ function setup(options: { ttlMs?: number; margin?: number } = {}) {
 }
 
 describe('Lock (protocol core, in-memory store)', () => {
-  it('creates the record with token 1 when no object exists', async () => {
-    const { contender, record } = setup()
+  it("creates the record, run 1, with a token at or above the store's time, when no object exists", async () => {
+    const { time, contender, record } = setup()
+    const asked = time.now
     const lease = await contender('a').tryAcquire()
-    expect(lease?.token).toBe(1)
-    expect(record()).toMatchObject({ v: 1, token: 1, owner: 'a', ttl_ms: 10_000 })
+    expect(lease?.token).toBeGreaterThanOrEqual(asked)
+    // Handed out only once the store's clock has reached it.
+    expect(lease?.token).toBeLessThanOrEqual(time.now)
+    expect(record()).toMatchObject({ v: 1, token: lease?.token, run: 1, owner: 'a', ttl_ms: 10_000 })
     expect(record().expires_at).toBeGreaterThan(0)
   })
 
   it('answers null while another owner holds the lock, and attempt() tells who holds it', async () => {
     const { contender } = setup()
-    await contender('a').tryAcquire()
+    const lease = await contender('a').tryAcquire()
     const b = contender('b')
     expect(await b.tryAcquire()).toBeNull()
-    expect(await b.attempt()).toMatchObject({ status: 'held', holder: { owner: 'a', token: 1 } })
+    expect(await b.attempt()).toMatchObject({ status: 'held', holder: { owner: 'a', token: lease?.token } })
   })
 
-  it('release zeroes expires_at, keeps the token, and the next acquisition gets token + 1', async () => {
+  it('release zeroes expires_at, keeps the token, and the next acquisition gets a higher token', async () => {
     const { contender, record } = setup()
     const lease = await contender('a').tryAcquire()
     await lease?.release()
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.token, run: 1, expires_at: 0 })
     const next = await contender('b').tryAcquire()
-    expect(next?.token).toBe(2)
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(record()).toMatchObject({ token: next?.token, run: 2 })
   })
 
   it('re-acquires after its own release with a single conditional write and no read', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    await (await a.tryAcquire())?.release()
+    const first = await a.tryAcquire()
+    await first?.release()
     const before = { ...store.requests }
     const lease = await a.tryAcquire()
-    expect(lease?.token).toBe(2)
+    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.run).toBe(2)
     expect(store.requests.read - before.read).toBe(0)
     expect(store.requests.replace - before.replace).toBe(1)
   })
@@ -71,7 +77,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender } = setup()
     const shared = contender('process')
     const first = await shared.tryAcquire({ owner: 'fn/request-1' })
-    expect(first?.token).toBe(1)
+    expect(first?.record).toMatchObject({ owner: 'fn/request-1', run: 1 })
     expect(await shared.tryAcquire({ owner: 'fn/request-2' })).toBeNull()
   })
 
@@ -79,21 +85,25 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender, store } = setup()
     const a = contender('a')
     await (await a.tryAcquire())?.release()
-    await (await contender('b').tryAcquire())?.release()
+    const b = await contender('b').tryAcquire()
+    await b?.release()
     const before = { ...store.requests }
     const lease = await a.tryAcquire()
-    expect(lease?.token).toBe(3)
+    expect(lease?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.run).toBe(3)
     expect(store.requests.read - before.read).toBe(1)
     expect(store.requests.replace - before.replace).toBe(2) // the stale blind try, then the real one
   })
 
   it('does not take an expired lease before the clock-skew margin has passed', async () => {
-    const { time, contender } = setup({ ttlMs: 10_000, margin: 1_000 })
-    await contender('a').tryAcquire()
-    time.advance(10_000) // the record's expires_at, give or take the Date resolution
+    const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
+    const lease = await contender('a').tryAcquire()
+    time.advance(record().expires_at * 1000 - time.now) // the record's expires_at, give or take the Date resolution
     expect(await contender('b').tryAcquire()).toBeNull()
     time.advance(3_000)
-    expect((await contender('b').tryAcquire())?.token).toBe(2)
+    expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+      lease?.token ?? Number.POSITIVE_INFINITY,
+    )
   })
 
   it('judges expiry by the store clock, not by a contender whose clock runs an hour ahead', async () => {
@@ -104,21 +114,25 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it("ends the holder's lease the margin before the record's expiry, and as much earlier as its guess of the store's clock may be off", async () => {
     const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
+    const asked = time.now
     const lease = await contender('a').tryAcquire()
     // One answer dated to the second: the store's clock is known to ±500 ms around the guess.
-    expect(lease?.remainingMs).toBe(10_000 - 1_000 - 500)
+    // The lease counts from the request: the wait for the store's clock to reach the token
+    // comes out of it.
+    expect(time.now + (lease?.remainingMs ?? 0)).toBe(asked + 10_000 - 1_000 - 500)
     // By the store's clock (here: the simulation's), the holder is done by expires_at - margin.
     expect(time.now + (lease?.remainingMs ?? 0)).toBeLessThanOrEqual(record().expires_at * 1000 - 1_000)
     // The record is stamped from the middle of the estimate: late by at most its half-width.
-    expect(record().expires_at * 1000 - (time.now + 10_000)).toBeGreaterThanOrEqual(0)
-    expect(record().expires_at * 1000 - (time.now + 10_000)).toBeLessThanOrEqual(500)
+    expect(record().expires_at * 1000 - (asked + 10_000)).toBeGreaterThanOrEqual(0)
+    expect(record().expires_at * 1000 - (asked + 10_000)).toBeLessThanOrEqual(500)
   })
 
-  it('takes over a held lease at once, with token + 1, when the owner is its own (a retried invocation)', async () => {
+  it('takes over a held lease at once, with a higher token, when the owner is its own (a retried invocation)', async () => {
     const { contender } = setup()
     const crashed = await contender('fn/request-1').tryAcquire()
     const retry = await contender('fn/request-1').tryAcquire()
-    expect(retry?.token).toBe((crashed?.token ?? 0) + 1)
+    expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
+    expect(retry?.record.run).toBe(2)
     await expect(crashed?.renew()).rejects.toBeInstanceOf(LockLostError)
   })
 
@@ -142,9 +156,11 @@ describe('Lock (protocol core, in-memory store)', () => {
       replace: (key, body, etag) => inner.replace(key, body, etag),
     }
     const lock = new Lock({ store, key: 'k', owner: 'a', clock: time.localClock(), random: () => 0 })
+    const asked = time.now
     const error = await lock.tryAcquire().catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
-    expect(JSON.parse(inner.peek('k') ?? '{}')).toMatchObject({ owner: 'a', token: 1 }) // it had landed
+    expect(JSON.parse(inner.peek('k') ?? '{}')).toMatchObject({ owner: 'a', run: 1 }) // it had landed
+    expect(JSON.parse(inner.peek('k') ?? '{}').token).toBeGreaterThanOrEqual(asked)
   })
 
   it('does not take over a live lease it handed out itself, even for the same owner', async () => {
@@ -153,7 +169,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const first = await lock.tryAcquire()
     expect(await lock.attempt()).toMatchObject({ status: 'held', holder: { token: first?.token } })
     await first?.release()
-    expect((await lock.tryAcquire())?.token).toBe(2)
+    expect((await lock.tryAcquire())?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses an owner that can never fit, before any request', async () => {
@@ -180,11 +196,12 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('renews with the same token and a later expiry', async () => {
     const { time, contender, record } = setup()
+    const asked = time.now
     const lease = await contender('a').tryAcquire()
     const first = record().expires_at
-    time.advance(5_000)
+    time.advance(asked + 5_000 - time.now) // 5 s after the answer that dated the store's clock
     await lease?.renew()
-    expect(record()).toMatchObject({ token: 1 })
+    expect(record()).toMatchObject({ token: lease?.token, run: 1 })
     expect(record().expires_at).toBeGreaterThan(first)
     // ttl - margin - the estimate's half-width (500 ms, and 5 s of possible drift: 1 ms).
     expect(lease?.remainingMs).toBe(10_000 - 1_000 - 501)
@@ -200,13 +217,13 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(error).toBeInstanceOf(LockLostError)
     expect(error).toMatchObject({
       reason: LostReason.TakenOver,
-      token: 1,
-      current: { token: 2, owner: 'force-released by operator' },
+      token: lease?.token,
+      current: { token: thief?.token, owner: 'force-released by operator' },
     })
     expect(lease?.signal.aborted).toBe(true)
     expect(lease?.signal.reason).toBe(error)
     expect(JSON.stringify(record())).toBe(taken)
-    expect(thief?.token).toBe(2)
+    expect(thief?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses a stale release and writes nothing', async () => {
@@ -221,13 +238,16 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('frees the record of a lease that ran out unrenewed when nobody wrote since, still reporting it lost', async () => {
     const { time, contender, record } = setup()
+    const asked = time.now
     const lease = await contender('a').tryAcquire()
-    time.advance(9_500) // past its own end (10 s - 1 s margin), before anyone could take over
+    time.advance(asked + 9_500 - time.now) // past its own end (10 s - 1 s margin), before anyone could take over
     expect(lease?.signal.reason).toMatchObject({ reason: 'expired' })
     await expect(lease?.release({ lastRun: 'tick' })).rejects.toMatchObject({ reason: 'expired' })
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
     expect(record().last_run).toBeUndefined() // the run is not known to have completed
-    expect((await contender('b').tryAcquire())?.token).toBe(2)
+    const next = await contender('b').tryAcquire()
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.run).toBe(2)
   })
 
   it('treats a second release as a no-op and a renew after release as an error', async () => {
@@ -244,7 +264,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await a.tryAcquire()
     store.delete('jobs/nightly')
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
-    expect((await a.tryAcquire())?.token).toBe(2)
+    expect((await a.tryAcquire())?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('keeps unknown fields, the checkpoint and last_run across acquisitions', async () => {
@@ -256,9 +276,11 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await contender('a').tryAcquire()
     await lease?.checkpoint({ cursor: 42 })
     await lease?.release({ lastRun: '2026-11-21T03:00:00Z' })
-    expect(lease?.token).toBe(8)
+    expect(lease?.token).toBeGreaterThan(7)
+    expect(lease?.record.run).toBe(1) // the record had no run count yet
     const next = await contender('b').tryAcquire()
-    expect(next?.token).toBe(9)
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.run).toBe(2)
     expect(next?.record.state).toEqual({ cursor: 42 })
     expect(record()).toMatchObject({
       future_field: [1],
@@ -278,13 +300,14 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('writes nothing, and answers skipped with the record, when skipIf matches it', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    await (await a.tryAcquire())?.release({ lastRun: 'tick-1' })
+    const lease = await a.tryAcquire()
+    await lease?.release({ lastRun: 'tick-1' })
     const b = contender('b')
     const writes = store.requests.create + store.requests.replace
     expect(await b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
     expect(
       await b.attempt({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' }),
-    ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: 1 } })
+    ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: lease?.token } })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
 
@@ -292,9 +315,9 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender, store } = setup()
     const a = contender('a')
     expect(await a.inspect()).toBeNull()
-    await a.tryAcquire()
+    const lease = await a.tryAcquire()
     const writes = store.requests.create + store.requests.replace
-    expect(await contender('b').inspect()).toMatchObject({ token: 1, owner: 'a', held: true })
+    expect(await contender('b').inspect()).toMatchObject({ token: lease?.token, owner: 'a', held: true })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
 
@@ -305,7 +328,8 @@ describe('Lock (protocol core, in-memory store)', () => {
       time.localClock().schedule(3_000, () => void holder?.release())
       const reads = store.requests.read
       const lease = await contender('b').acquire({ waitMs: 30_000 })
-      expect(lease.token).toBe(2)
+      expect(lease.token).toBeGreaterThan(holder?.token ?? Number.POSITIVE_INFINITY)
+      expect(lease.record.run).toBe(2)
       expect(store.requests.read - reads).toBeGreaterThan(1) // it tried while held, then got it
     })
 
@@ -367,16 +391,22 @@ describe('Lock (protocol core, in-memory store)', () => {
       store.putRaw('jobs/nightly', 'garbage')
       const operator = contender('operator')
       await operator.reset({ token: 100, force: true })
-      expect((await contender('a').tryAcquire())?.token).toBe(101)
+      const lease = await contender('a').tryAcquire()
+      expect(lease?.token).toBeGreaterThan(100)
+      expect(lease?.record.run).toBe(1) // a reset record counts no runs
     })
 
     it('lets an operator force-release a held lock, raising the token to fence off the holder', async () => {
       const { contender, record } = setup({ ttlMs: 600_000 })
       const stuck = await contender('a').tryAcquire()
-      expect(await contender('op').forceRelease()).toMatchObject({ token: 2, expires_at: 0 })
-      expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+      const freed = await contender('op').forceRelease()
+      expect(freed).toMatchObject({ expires_at: 0 })
+      expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+      expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
       await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
-      expect((await contender('b').tryAcquire())?.token).toBe(3)
+      expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+        freed?.token ?? Number.POSITIVE_INFINITY,
+      )
       expect(await setup().contender('op').forceRelease()).toBeNull()
     })
 
@@ -390,9 +420,12 @@ describe('Lock (protocol core, in-memory store)', () => {
     it('refuses to reset a held lock or to lower its token', async () => {
       const { contender } = setup()
       const lease = await contender('a').tryAcquire()
-      await expect(contender('op').reset({ token: 50 })).rejects.toThrow(/not released/)
+      const above = (lease?.token ?? 0) + 1
+      await expect(contender('op').reset({ token: above })).rejects.toThrow(/not released/)
       await lease?.release()
-      await expect(contender('op').reset({ token: 1 })).rejects.toThrow(/above the current token/)
+      await expect(contender('op').reset({ token: lease?.token ?? 0 })).rejects.toThrow(
+        /above the current token/,
+      )
     })
   })
 

@@ -30,13 +30,16 @@ function setup() {
 }
 
 describe('forceRelease', () => {
-  it('frees a held lock with token + 1, naming the operator, and keeps the rest of the record', async () => {
+  it('frees a held lock with a higher token, naming the operator, and keeps the rest of the record', async () => {
     const { lock, record } = setup()
     const stuck = await lock('stuck').tryAcquire()
     await stuck?.checkpoint({ cursor: 3 })
-    expect(await lock('ops').forceRelease()).toMatchObject({ token: 2, expires_at: 0 })
+    const freed = await lock('ops').forceRelease()
+    expect(freed).toMatchObject({ expires_at: 0 })
+    expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({
-      token: 2,
+      token: freed?.token,
+      run: 1, // the stuck run: a force-release counts none
       expires_at: 0,
       owner: 'force-released by ops',
       state: { cursor: 3 },
@@ -57,10 +60,11 @@ describe('forceRelease', () => {
 
   it('rides out transient store failures on its read and its write', async () => {
     const { store, lock, record } = setup()
-    await lock('stuck').tryAcquire()
+    const stuck = await lock('stuck').tryAcquire()
     store.script('read', 'transient').script('replace', 'transient')
-    expect(await lock('ops').forceRelease()).toMatchObject({ token: 2 })
-    expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+    const freed = await lock('ops').forceRelease()
+    expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
   })
 })
 
@@ -99,9 +103,25 @@ describe('reset', () => {
 
   it('refuses to replace a held record', async () => {
     const { lock, record } = setup()
-    await lock('a').tryAcquire()
-    await expect(lock('ops').reset({ token: 50 })).rejects.toMatchObject({ reason: 'not-released' })
-    expect(record()).toMatchObject({ token: 1, owner: 'a' })
+    const lease = await lock('a').tryAcquire()
+    const above = (lease?.token ?? 0) + 1
+    await expect(lock('ops').reset({ token: above })).rejects.toMatchObject({ reason: 'not-released' })
+    expect(record()).toMatchObject({ token: lease?.token, owner: 'a' })
+  })
+
+  it("refuses a token more than a minute ahead of the store's clock, writing nothing, and takes one a minute ahead", async () => {
+    const { time, store, lock, put, record } = setup()
+    put({ token: 5, expires_at: 0 })
+    // The store's clock is known to within a second here (one answer dated to the second).
+    await expect(lock('ops').reset({ token: time.now + 62_000 })).rejects.toMatchObject({
+      name: 'LockConflictError',
+      reason: 'token-ahead-of-clock',
+      key: KEY,
+    })
+    expect(record()).toMatchObject({ token: 5, owner: 'x' })
+    expect(store.count('create') + store.count('replace')).toBe(0)
+    await lock('ops').reset({ token: time.now + 60_000 })
+    expect(record()).toMatchObject({ token: time.now + 60_000, owner: 'reset by ops' })
   })
 
   it('never goes below a token in a corrupted object, and takes one just above', async () => {

@@ -30,12 +30,12 @@ describe('a lock’s memory of its own writes', () => {
   it('re-acquires after its own release with one write, also for a new owner (the next invocation)', async () => {
     const { store, lock, fresh } = setup()
     const warm = lock()
-    await (await warm.tryAcquire({ owner: 'fn/request-1' }))?.release()
+    const first = await warm.tryAcquire({ owner: 'fn/request-1' })
+    await first?.release()
     fresh()
-    expect(await warm.tryAcquire({ owner: 'fn/request-2' })).toMatchObject({
-      token: 2,
-      owner: 'fn/request-2',
-    })
+    const next = await warm.tryAcquire({ owner: 'fn/request-2' })
+    expect(next).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
+    expect(next?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])
   })
 
@@ -47,7 +47,9 @@ describe('a lock’s memory of its own writes', () => {
     expect(await a.attempt()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
     await b?.release()
     fresh()
-    expect(await a.tryAcquire()).toMatchObject({ token: 3 })
+    const next = await a.tryAcquire()
+    expect(next).toMatchObject({ record: { run: 3 } })
+    expect(next?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['read', 'replace'])
   })
 
@@ -58,17 +60,18 @@ describe('a lock’s memory of its own writes', () => {
     store.memory.delete(KEY)
     await expect(lease?.renew()).rejects.toMatchObject({ reason: 'deleted' })
     fresh()
-    expect(await a.tryAcquire()).toMatchObject({ token: 2 })
+    expect((await a.tryAcquire())?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['read', 'create'])
   })
 
   it('recreates a vanished object after a blind write finds it gone, above the token it had', async () => {
     const { store, lock, fresh } = setup()
     const a = lock()
-    await (await a.tryAcquire())?.release()
+    const first = await a.tryAcquire()
+    await first?.release()
     store.memory.delete(KEY)
     fresh()
-    expect(await a.tryAcquire()).toMatchObject({ token: 2 })
+    expect((await a.tryAcquire())?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace', 'read', 'create'])
   })
 })
@@ -78,9 +81,11 @@ describe('a lock’s own live leases', () => {
     const { lock } = setup()
     const shared = lock()
     const first = await shared.tryAcquire({ owner: 'fn/request-1' })
-    await lock('operator').forceRelease() // the record is free; the first lease does not know yet
+    const freed = await lock('operator').forceRelease() // the record is free; the first lease does not know yet
     expect(first?.isHeld).toBe(true)
-    expect(await shared.tryAcquire({ owner: 'fn/request-2' })).toMatchObject({ token: 3 })
+    const second = await shared.tryAcquire({ owner: 'fn/request-2' })
+    expect(second).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
+    expect(second?.token).toBeGreaterThan(freed?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('keep the record held for their own owner, until their end passes by the clock, though no timer fired', async () => {
@@ -92,7 +97,8 @@ describe('a lock’s own live leases', () => {
     time.advance(1) // its end, exactly: the retry of that invocation may take it over
     expect(first?.isHeld).toBe(true) // its watchdog never ran
     fresh()
-    expect(await warm.tryAcquire({ owner: 'fn/request-1' })).toMatchObject({ token: 2 })
+    const retry = await warm.tryAcquire({ owner: 'fn/request-1' })
+    expect(retry?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace']) // its own record, from its cache
   })
 
@@ -101,10 +107,13 @@ describe('a lock’s own live leases', () => {
     const warm = lock()
     const stale = await warm.tryAcquire({ owner: 'fn/request-1' })
     await lock('operator').forceRelease()
-    await (await warm.tryAcquire({ owner: 'fn/request-2' }))?.release()
+    const newer = await warm.tryAcquire({ owner: 'fn/request-2' })
+    await newer?.release()
     await expect(stale?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
     fresh()
-    expect(await warm.tryAcquire({ owner: 'fn/request-3' })).toMatchObject({ token: 4 })
+    const third = await warm.tryAcquire({ owner: 'fn/request-3' })
+    expect(third).toMatchObject({ record: { run: 3 } })
+    expect(third?.token).toBeGreaterThan(newer?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])
   })
 })

@@ -23,7 +23,7 @@ describe('the size of the records a lock writes', () => {
     const { written: small } = await acquireWithPad(0)
     const fits = MAX_RECORD_BYTES - Buffer.byteLength(small) // the pad that makes the written record 64 KiB
     const exact = await acquireWithPad(fits)
-    expect(exact.outcome).toMatchObject({ token: 2 })
+    expect(exact.outcome).toMatchObject({ owner: 'a', record: { run: 1 } })
     expect(Buffer.byteLength(exact.written)).toBe(64 * 1024)
     const over = await acquireWithPad(fits + 1)
     expect(over.outcome).toBeInstanceOf(LockConflictError)

@@ -92,8 +92,12 @@ describe('a lock on a store whose answers carry no date', () => {
     const time = new SimTime()
     const store = new MemoryLockStore({ clock: time.serverClock, reportServerDate: false })
     const lock = new Lock({ store, key: 'k', clock: time.localClock(), trustLocalClock: true, ttlMs: 10_000 })
+    const asked = time.now
     const lease = await lock.tryAcquire()
-    expect(lease?.token).toBe(1)
+    // Its own clock is taken as exact: the token is its time, handed out with no wait.
+    expect(lease?.token).toBe(asked)
+    expect(lease?.record.run).toBe(1)
+    expect(time.now).toBe(asked)
     expect(JSON.parse(store.peek('k') ?? '{}').expires_at * 1000).toBe(time.now + 10_000)
   })
 })

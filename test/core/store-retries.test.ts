@@ -48,7 +48,8 @@ describe('transient store failures', () => {
   it('are retried with one try left as long as retry.attempts allows', async () => {
     const { store, lock } = setup(3)
     store.script('read', 'transient', 'transient')
-    expect(await lock().tryAcquire()).toMatchObject({ token: 1 })
+    expect(await lock().tryAcquire()).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(store.calls).toEqual(['read', 'read', 'read', 'create'])
   })
 
   it('other failures are not retried, on a read or on a write', async () => {
@@ -112,7 +113,7 @@ describe('transient store failures', () => {
     time.advance((lease?.remainingMs ?? 0) - 100)
     store.script('replace', 'transient', 'transient', 'transient', 'transient')
     await lease?.release().catch(() => undefined) // its end passed while it retried
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
   })
 
   it('are retried when freeing the record of a lease that ran out unrenewed', async () => {
@@ -123,17 +124,19 @@ describe('transient store failures', () => {
     expect(lease?.isLost).toBe(true)
     store.script('replace', 'transient')
     await expect(lease?.release()).rejects.toMatchObject({ reason: 'expired' })
-    expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
     store.calls.length = 0
-    expect(await a.tryAcquire()).toMatchObject({ token: 2 })
+    const next = await a.tryAcquire()
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.run).toBe(2)
     expect(store.calls).toEqual(['replace']) // what it freed is its cache: no read needed
   })
 
   it('are retried by inspect', async () => {
     const { store, lock } = setup()
-    await lock('holder').tryAcquire()
+    const lease = await lock('holder').tryAcquire()
     store.script('read', 'transient')
-    expect(await lock().inspect()).toMatchObject({ token: 1, owner: 'holder' })
+    expect(await lock().inspect()).toMatchObject({ token: lease?.token, owner: 'holder' })
   })
 })
 

@@ -11,7 +11,7 @@ async function setup() {
   const store = new ScriptedStore({ clock: time.serverClock })
   const lock = (owner: string) =>
     new Lock({ store, key: KEY, owner, ttlMs: 3_600_000, clock: time.localClock(), random: () => 0.5 })
-  await lock('holder').tryAcquire()
+  const held = await lock('holder').tryAcquire()
   const reads: number[] = []
   store.script(
     'read',
@@ -21,7 +21,7 @@ async function setup() {
     }),
   )
   const gaps = () => reads.slice(1).map((at, i) => at - (reads[i] ?? 0))
-  return { time, lock, reads, gaps }
+  return { time, lock, reads, gaps, held }
 }
 
 describe('waiting for a held lock', () => {
@@ -54,11 +54,15 @@ describe('waiting for a held lock', () => {
   })
 
   it('acquire() gives up with LockTimeoutError, naming the holder and how long it waited', async () => {
-    const { lock } = await setup()
+    const { lock, held } = await setup()
     const error = await lock('contender')
       .acquire({ waitMs: 5_000 })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockTimeoutError)
-    expect(error).toMatchObject({ key: KEY, waitedMs: 5_000, holder: { owner: 'holder', token: 1 } })
+    expect(error).toMatchObject({
+      key: KEY,
+      waitedMs: 5_000,
+      holder: { owner: 'holder', token: held?.token },
+    })
   })
 })

@@ -1,7 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
 import { freshTable, getItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let client: DynamoDBClient
 let tableName: string
@@ -34,17 +36,24 @@ describe('a handler bound to a LockTable, bundled like the construct bundles it'
     expect(bundle.code).not.toMatch(/If-None-Match|S3Client/)
   })
 
-  it('locks on the table from the environment: one of three concurrent runs works, the next gets token 2', async () => {
+  it('locks on the table from the environment: one of three concurrent runs works, the next gets a higher token', async () => {
     const tick = {
       source: 'lambda-singleton.scheduler',
       schedule: 'hourly',
       scheduledTime: '2026-11-22T05:00:00Z',
     }
+    const now = () => storeTime(new DynamoDBLockStore({ client, tableName, partitionKey: 'lock_id' }))
+    const before = await now()
     const results = await Promise.all([invoke(tick), invoke(tick), invoke(tick)])
+    const after = await now()
     const ran = results.filter((r) => (r as { skipped?: boolean }).skipped !== true)
-    expect(ran).toEqual([{ token: 1 }])
+    expect(ran).toEqual([{ token: expect.any(Number) }])
+    const { token } = ran[0] as { token: number }
+    expectTokenOfStoreTime(token, before, after)
     const item = await getItem(client, tableName, { lock_id: { S: 'locks/handler' } })
-    expect(item).toMatchObject({ token: { N: '1' }, expires_at: { N: '0' } })
-    expect(await invoke({ ...tick, scheduledTime: '2026-11-22T06:00:00Z' })).toEqual({ token: 2 })
+    expect(item).toMatchObject({ token: { N: String(token) }, run: { N: '1' }, expires_at: { N: '0' } })
+    const next = await invoke({ ...tick, scheduledTime: '2026-11-22T06:00:00Z' })
+    expect(next).toEqual({ token: expect.any(Number) })
+    expect((next as { token: number }).token).toBeGreaterThan(token)
   })
 })

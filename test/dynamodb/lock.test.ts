@@ -4,6 +4,7 @@ import { LockCorruptedError } from '../../lib/core/errors.js'
 import { Lock } from '../../lib/core/lock.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { freshTable, getItem, putItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let client: DynamoDBClient
 let tableName: string
@@ -18,25 +19,34 @@ beforeAll(async () => {
 afterAll(() => client.destroy())
 
 const lockOn = (key: string) => new Lock({ store: new DynamoDBLockStore({ client, tableName }), key })
+/** The engine's clock, as its answers date it. */
+const now = () => storeTime(new DynamoDBLockStore({ client, tableName }))
 
 describe('Lock on DynamoDB Local', () => {
   it('grants exactly one of 10 concurrent tryAcquire calls', async () => {
     const key = freshKey('race')
+    const before = await now()
     const leases = await Promise.all(Array.from({ length: 10 }, () => lockOn(key).tryAcquire()))
+    const after = await now()
     const granted = leases.filter((lease) => lease !== null)
     expect(granted).toHaveLength(1)
-    expect(granted[0]?.token).toBe(1)
+    expectTokenOfStoreTime(granted[0]?.token, before, after)
+    expect(granted[0]?.record.run).toBe(1)
   })
 
-  it('keeps the token on release and hands token + 1 to the next acquirer', async () => {
+  it('keeps the token on release and hands a higher one to the next acquirer', async () => {
     const key = freshKey('release')
     const first = await lockOn(key).tryAcquire()
-    expect(first?.token).toBe(1)
     await first?.release()
     const item = await getItem(client, tableName, { pk: { S: key } })
-    expect(item).toMatchObject({ token: { N: '1' }, expires_at: { N: '0' } })
+    expect(item).toMatchObject({
+      token: { N: String(first?.token) },
+      run: { N: '1' },
+      expires_at: { N: '0' },
+    })
     const second = await lockOn(key).tryAcquire()
-    expect(second?.token).toBe(2)
+    expect(second?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(second?.record.run).toBe(2)
     await second?.release()
   })
 

@@ -10,53 +10,57 @@ import { KEY, tick, world } from './world.js'
 function setup() {
   const w = world()
   const lifecycle = new SingletonLifecycle(w.options(), 'test')
+  /** Begins a run on the manual clock: its lease is handed out once the store's clock has reached its token. */
   const begin = async (event: unknown = {}, timeoutMs = 3_000) => {
-    const start = await lifecycle.begin(event, w.context({ timeoutMs }))
+    const start = await w.clock.run(lifecycle.begin(event, w.context({ timeoutMs })))
     if (start.status !== 'running') throw new Error(`expected to run, got ${JSON.stringify(start)}`)
     return start.run
   }
-  return { ...w, lifecycle, begin }
+  /** The next invocation's begin, on the manual clock. */
+  const next = (event: unknown = {}) => w.clock.run(lifecycle.begin(event, w.context()))
+  return { ...w, lifecycle, begin, next }
 }
 
 describe('runs whose adapter never ended them', () => {
   it('are released by the next invocation once their invocation is over, exactly at its end', async () => {
-    const { clock, lifecycle, begin, context, outcomes, lines } = setup()
-    await begin({}, 3_000)
-    await clock.advance(2_999)
-    expect(await lifecycle.begin({}, context())).toMatchObject({ status: 'skipped' })
+    const { clock, begin, next, outcomes, lines } = setup()
+    const invokedAt = clock.now()
+    const abandoned = await begin({}, 3_000)
+    await clock.advance(invokedAt + 2_999 - clock.now())
+    expect(await next()).toMatchObject({ status: 'skipped' })
     await clock.advance(1)
-    expect(await lifecycle.begin({}, context())).toMatchObject({ status: 'running' })
+    expect(clock.now()).toBe(invokedAt + 3_000)
+    expect(await next()).toMatchObject({ status: 'running' })
     // Its lease ran out with the invocation: freed (a write conditional on its etag), not reported released.
     expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'skipped', 'error', 'acquired'])
-    expect(outcomes[2]).toEqual({ outcome: 'error', key: KEY, token: 1 })
+    expect(outcomes[2]).toEqual({ outcome: 'error', key: KEY, token: abandoned.state.token })
     expect(lines[2]?.level).toBe('warn')
   })
 
   it('are released without marking their tick done, so a retry of that tick runs', async () => {
-    const { clock, lifecycle, begin, context, record } = setup()
+    const { clock, begin, next, record } = setup()
+    const invokedAt = clock.now()
     await begin(tick('2026-11-21T03:00:00Z'), 3_000)
-    await clock.advance(3_000)
-    expect(await lifecycle.begin(tick('2026-11-21T03:00:00Z'), context())).toMatchObject({
-      status: 'running',
-    })
+    await clock.advance(invokedAt + 3_000 - clock.now())
+    expect(await next(tick('2026-11-21T03:00:00Z'))).toMatchObject({ status: 'running' })
     expect(record().last_run).toBeUndefined()
   })
 
   it('are not released while their invocation still runs', async () => {
-    const { clock, lifecycle, begin, context, record } = setup()
-    await begin({}, 60_000)
+    const { clock, begin, next, record } = setup()
+    const run = await begin({}, 60_000)
     await clock.advance(1_000)
-    expect(await lifecycle.begin({}, context())).toMatchObject({ status: 'skipped' })
-    expect(record()).toMatchObject({ token: 1, expires_at: expect.any(Number) })
+    expect(await next()).toMatchObject({ status: 'skipped' })
+    expect(record()).toMatchObject({ token: run.state.token, expires_at: expect.any(Number) })
     expect(record().expires_at).toBeGreaterThan(0)
   })
 
   it('do not include runs that were ended', async () => {
-    const { clock, lifecycle, begin, context, kinds } = setup()
+    const { clock, lifecycle, begin, next, kinds } = setup()
     const run = await begin({}, 3_000)
     await lifecycle.end(run, true)
     await clock.advance(10_000)
-    await lifecycle.begin({}, context())
+    await next()
     expect(kinds()).toEqual(['acquired', 'released', 'acquired'])
   })
 })

@@ -64,26 +64,29 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         running--
         return { token: ctx.singleton.token }
       })
+      const start = clock.now()
       const results = await clock.run(Promise.all(Array.from({ length: 10 }, () => handler({}, context()))))
       const skipped = results.filter(isSkipResult)
-      expect(results.filter((r) => !isSkipResult(r))).toEqual([{ token: 1 }])
+      expect(results.filter((r) => !isSkipResult(r))).toEqual([{ token: record().token }])
       expect(skipped).toHaveLength(9)
       expect(skipped.every((s) => s.reason === 'held' && s.key === KEY)).toBe(true)
       expect(most).toBe(1)
-      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+      expect(record()).toMatchObject({ run: 1, expires_at: 0 })
+      expect(record().token).toBeGreaterThanOrEqual(start) // a first token: the store's time
     })
 
     it('names the holder and its token when the lock was read held', async () => {
-      const { clock, wrap, context } = world(adapter)
+      const { clock, wrap, context, record } = world(adapter)
       const slow = wrap(async () => clock.sleep(10_000))
       const first = slow({}, context({ requestId: 'req-1' }))
       await clock.advance(1) // it holds the lock before the second arrives
+      const held = record().token
       const second = await clock.run(slow({}, context()))
       expect(second).toMatchObject({
         skipped: true,
         reason: 'held',
         holder: 'nightly-report/req-1',
-        token: 1,
+        token: held,
       })
       expect(Date.parse((second as SkipResult).until ?? '')).toBeGreaterThan(clock.now())
       await clock.run(first)
@@ -100,7 +103,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       expect(memory.requests.replace - before.replace).toBe(1)
     })
 
-    it('releases after success and after a throw, keeping the token, so each run gets token + 1', async () => {
+    it('releases after success and after a throw, keeping the token, so each run gets a higher token', async () => {
       const { clock, wrap, context, record, kinds } = world(adapter)
       const tokens: number[] = []
       const handler = wrap(async (event, ctx) => {
@@ -109,11 +112,13 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         return 'ok'
       })
       await clock.run(handler({}, context()))
-      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+      expect(record()).toMatchObject({ token: tokens[0], run: 1, expires_at: 0 })
       await expect(clock.run(handler({ fail: true }, context()))).rejects.toThrow('job failed')
-      expect(record()).toMatchObject({ token: 2, expires_at: 0 })
+      expect(record()).toMatchObject({ token: tokens[1], run: 2, expires_at: 0 })
       await clock.run(handler({}, context()))
-      expect(tokens).toEqual([1, 2, 3])
+      expect(record()).toMatchObject({ token: tokens[2], run: 3, expires_at: 0 })
+      expect(tokens[1]).toBeGreaterThan(tokens[0] ?? Number.POSITIVE_INFINITY)
+      expect(tokens[2]).toBeGreaterThan(tokens[1] ?? Number.POSITIVE_INFINITY)
       expect(kinds()).toEqual(['acquired', 'released', 'acquired', 'released', 'acquired', 'released'])
     })
 
@@ -161,17 +166,18 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
     })
 
     it('skips a second delivery of a completed tick, writing nothing, and runs the next tick', async () => {
-      const { clock, wrap, context, memory, kinds } = world(adapter)
+      const { clock, wrap, context, memory, kinds, record } = world(adapter)
       let runs = 0
       const handler = wrap(async () => ++runs)
       expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toBe(1)
+      const ranWith = record().token
       const before = memory.peek(KEY)
       const writes = memory.requests.create + memory.requests.replace
       expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toMatchObject({
         skipped: true,
         reason: 'duplicate',
         tick: '2026-11-21T03:00:00Z',
-        token: 1,
+        token: ranWith,
       })
       expect(memory.peek(KEY)).toBe(before)
       expect(memory.requests.create + memory.requests.replace).toBe(writes)
@@ -274,7 +280,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         { key: 'container-task' },
       )
       expect(await clock.run(handler({}, {} as LambdaContext))).toBe(false)
-      expect(record('locks/container-task')).toMatchObject({ token: 1, expires_at: 0, ttl_ms: 60_000 })
+      expect(record('locks/container-task')).toMatchObject({ run: 1, expires_at: 0, ttl_ms: 60_000 })
     })
 
     it('keeps a short lease alive with heartbeats through a long handler; a contender skips', async () => {
@@ -291,7 +297,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         expect(await clock.run(contender({}, context()))).toMatchObject({ skipped: true })
       }
       expect(await clock.run(run)).toBe(false)
-      expect(record()).toMatchObject({ token: 1, expires_at: 0 })
+      expect(record()).toMatchObject({ run: 1, expires_at: 0 }) // no contender ever took it
       const writes = memory.requests.replace
       await clock.advance(60_000)
       expect(memory.requests.replace).toBe(writes) // no timer outlived the invocation
@@ -410,14 +416,14 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
     })
 
     it('types context.singleton for the handler', async () => {
-      const { clock, wrap, context } = world(adapter)
+      const { clock, wrap, context, record } = world(adapter)
       const handler = wrap(async (_event, ctx) => {
         const token: number = ctx.singleton.token
         const signal: AbortSignal = ctx.singleton.signal
         return { token, aborted: signal.aborted, key: ctx.singleton.key, tick: ctx.singleton.tick }
       })
       expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toEqual({
-        token: 1,
+        token: record().token,
         aborted: false,
         key: KEY,
         tick: '2026-11-21T03:00:00Z',

@@ -4,11 +4,12 @@ import { KEY, tick, world } from './world.js'
 /** One outcome per step of an invocation, with the fields an operator needs, at the right level. */
 describe('outcomes and log lines', () => {
   it('acquired and released name the key, the token, the owner and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines } = world()
+    const { clock, wrap, context, outcomes, lines, record } = world()
     await clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    const { token } = record()
     expect(outcomes).toEqual([
-      { outcome: 'acquired', key: KEY, token: 1, owner: 'nightly-report/r1', tick: '2026-11-21T03:00:00Z' },
-      { outcome: 'released', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' },
+      { outcome: 'acquired', key: KEY, token, owner: 'nightly-report/r1', tick: '2026-11-21T03:00:00Z' },
+      { outcome: 'released', key: KEY, token, tick: '2026-11-21T03:00:00Z' },
     ])
     expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
@@ -21,19 +22,20 @@ describe('outcomes and log lines', () => {
   })
 
   it('a skip names the holder, its token and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines } = world()
+    const { clock, wrap, context, outcomes, lines, record } = world()
     const slow = wrap(async () => clock.sleep(5_000))
     const first = slow({}, context({ requestId: 'r1' }))
-    await clock.advance(1)
+    await clock.advance(1) // its record is written; its lease may not be handed out yet
     await clock.run(slow(tick('2026-11-21T03:00:00Z'), context()))
-    expect(outcomes[1]).toEqual({
+    const skipped = outcomes.findIndex((o) => o.outcome === 'skipped')
+    expect(outcomes[skipped]).toEqual({
       outcome: 'skipped',
       key: KEY,
-      token: 1,
+      token: record().token,
       owner: 'nightly-report/r1',
       tick: '2026-11-21T03:00:00Z',
     })
-    expect(lines[1]?.level).toBe('info')
+    expect(lines[skipped]?.level).toBe('info')
     await clock.run(first)
   })
 
@@ -45,11 +47,12 @@ describe('outcomes and log lines', () => {
   })
 
   it('a duplicate tick names the token that ran it and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines } = world()
+    const { clock, wrap, context, outcomes, lines, record } = world()
     const handler = wrap(async () => 'ok')
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    const { token } = record()
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    expect(outcomes[2]).toEqual({ outcome: 'duplicate', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' })
+    expect(outcomes[2]).toEqual({ outcome: 'duplicate', key: KEY, token, tick: '2026-11-21T03:00:00Z' })
     expect(lines[2]?.level).toBe('info')
   })
 
@@ -68,7 +71,7 @@ describe('outcomes and log lines', () => {
   })
 
   it('a failed heartbeat is a warning and an error outcome with the failure; the run goes on', async () => {
-    const { clock, store, wrap, context, outcomes, lines } = world()
+    const { clock, store, wrap, context, outcomes, lines, record } = world()
     store.script('replace', 'fatal')
     const handler = wrap(async (_e, ctx) => clock.sleep(3_000).then(() => ctx.singleton.signal.aborted), {
       ttlMs: 6_000,
@@ -78,7 +81,7 @@ describe('outcomes and log lines', () => {
     expect(outcomes[1]).toEqual({
       outcome: 'error',
       key: KEY,
-      token: 1,
+      token: record().token,
       error: expect.objectContaining({ name: 'LockStoreError' }),
     })
     expect(lines[1]?.level).toBe('warn')
@@ -86,13 +89,13 @@ describe('outcomes and log lines', () => {
   })
 
   it('a release that fails is an error, the handler’s result still returned', async () => {
-    const { clock, store, wrap, context, outcomes, lines } = world()
+    const { clock, store, wrap, context, outcomes, lines, record } = world()
     store.script('replace', 'fatal')
     expect(await clock.run(wrap(async () => 'done')({}, context()))).toBe('done')
     expect(outcomes[1]).toEqual({
       outcome: 'error',
       key: KEY,
-      token: 1,
+      token: record().token, // not released: the record is still the run's
       error: expect.objectContaining({ name: 'LockStoreError' }),
     })
     expect(lines[1]?.level).toBe('error')
@@ -100,9 +103,11 @@ describe('outcomes and log lines', () => {
 
   it('a lease lost to a takeover is an error naming the new holder and the tick', async () => {
     const { clock, store, wrap, context, outcomes, lines, record } = world()
+    let token = 0
     const handler = wrap(
       async (_e, ctx) => {
-        store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: 2, owner: 'thief' }))
+        token = ctx.singleton.token
+        store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: token + 1, owner: 'thief' }))
         await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
       },
       { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
@@ -111,7 +116,7 @@ describe('outcomes and log lines', () => {
     expect(outcomes[1]).toEqual({
       outcome: 'lost',
       key: KEY,
-      token: 1,
+      token,
       owner: 'thief',
       tick: '2026-11-21T03:00:00Z',
       error: expect.objectContaining({ name: 'LockLostError', reason: 'taken-over' }),

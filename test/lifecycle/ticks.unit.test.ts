@@ -71,15 +71,16 @@ describe('per-tick dedupe', () => {
   })
 
   it('answers a duplicate with the last holder but no end time: nobody holds the lock', async () => {
-    const { clock, wrap, context } = world()
+    const { clock, wrap, context, record } = world()
     const handler = wrap(async () => 'ran')
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    const { token } = record()
     expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toEqual({
       skipped: true,
       reason: 'duplicate',
       key: 'locks/nightly-report',
       holder: 'nightly-report/r1',
-      token: 1,
+      token,
       until: undefined,
       tick: '2026-11-21T03:00:00Z',
     })

@@ -1,7 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { S3LockStore } from '../../lib/s3/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let s3: S3Client
 let bucket: string
@@ -40,16 +42,21 @@ describe('functions/nightly-report.ts bundled like the construct bundles it', ()
       schedule: 'nightly',
       scheduledTime: '2026-11-21T03:00:00Z',
     }
+    const now = () => storeTime(new S3LockStore({ s3, bucket }))
+    const before = await now()
     const results = await Promise.all([invoke(tick), invoke(tick)])
+    const after = await now()
     const ran = results.filter((r) => (r as { skipped?: boolean }).skipped !== true)
     expect(ran).toHaveLength(1)
-    expect(ran[0]).toMatchObject({ report: 'reports/2026-11-20.json', token: 1 })
+    expect(ran[0]).toMatchObject({ report: 'reports/2026-11-20.json' })
+    const { token } = ran[0] as { token: number }
+    expectTokenOfStoreTime(token, before, after)
     expect(results.some((r) => (r as { skipped?: boolean }).skipped === true)).toBe(true)
     // The two processes start at slightly different times: the second finds the lock held, or
     // (if it starts after the first has finished) the tick done. Either way it does not run.
     expect(results.filter((r) => (r as { skipped?: boolean }).skipped === true)).toHaveLength(1)
     const lock = await getRecord(s3, bucket, 'locks/handler')
-    expect(lock).toMatchObject({ token: 1, expires_at: 0, last_run: '2026-11-21T03:00:00Z' })
+    expect(lock).toMatchObject({ token, run: 1, expires_at: 0, last_run: '2026-11-21T03:00:00Z' })
     expect(await invoke(tick)).toMatchObject({ skipped: true, reason: 'duplicate' })
   })
 })

@@ -12,6 +12,7 @@ import {
 } from '../../lib/middy/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import type { RequestCount } from '../support/requests.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 /** A real engine (S3, DynamoDB) for the middleware to lock on. */
 export interface EngineTarget {
@@ -153,7 +154,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       close()
     })
 
-    it('releases after success and after a throw, so the next run gets token + 1', async () => {
+    it('releases after success and after a throw, so the next run gets a higher token', async () => {
       const functionName = freshFunction('release')
       const key = `locks/${functionName}`
       const tokens: number[] = []
@@ -162,12 +163,16 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         if ((event as { fail?: boolean }).fail) throw new Error('job failed')
         return 'ok'
       })
+      const before = await storeTime(target.store())
       await handler({}, lambdaContext({ functionName }))
-      expect(await record(key)).toMatchObject({ token: 1, expires_at: 0 })
+      expectTokenOfStoreTime(tokens[0], before, await storeTime(target.store()))
+      expect(await record(key)).toMatchObject({ token: tokens[0], run: 1, expires_at: 0 })
       await expect(handler({ fail: true }, lambdaContext({ functionName }))).rejects.toThrow('job failed')
-      expect(await record(key)).toMatchObject({ token: 2, expires_at: 0 })
+      expect(await record(key)).toMatchObject({ token: tokens[1], run: 2, expires_at: 0 })
       await handler({}, lambdaContext({ functionName }))
-      expect(tokens).toEqual([1, 2, 3])
+      expect(await record(key)).toMatchObject({ token: tokens[2], run: 3, expires_at: 0 })
+      expect(tokens[1]).toBeGreaterThan(tokens[0] ?? Number.POSITIVE_INFINITY)
+      expect(tokens[2]).toBeGreaterThan(tokens[1] ?? Number.POSITIVE_INFINITY)
     })
 
     it("releases on Middy's early timeout, before Lambda would kill the invocation", async () => {
@@ -189,7 +194,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         name: 'TimeoutError',
       })
       expect(Date.now() - startedAt).toBeLessThan(2_000)
-      expect(await record(key)).toMatchObject({ token: 1, expires_at: 0 })
+      expect(await record(key)).toMatchObject({ run: 1, expires_at: 0 })
       expect(aborted).toBe(true)
     })
 
@@ -211,21 +216,23 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       }
       expect(await run).toEqual({ lost: false })
       expect(attempts.every(isSkipResult)).toBe(true)
-      expect(await record(`locks/${functionName}`)).toMatchObject({ token: 1, expires_at: 0 })
+      expect(await record(`locks/${functionName}`)).toMatchObject({ run: 1, expires_at: 0 })
     })
 
     it('sends no heartbeat once the invocation has returned (no timer outlives it)', async () => {
       const functionName = freshFunction('timers')
       const { store, requests, close } = target.counted()
+      // A lease long enough to outlast the wait for the store's clock to reach its token (about
+      // a second on a first call), with time left to beat in.
       const { handler } = wrapped(async () => sleep(1_200), {
         store,
-        ttlMs: 1_500,
+        ttlMs: 3_000,
         clockSkewMarginMs: 200,
       })
       await handler({}, lambdaContext({ functionName }))
       expect(requests.writes()).toBeGreaterThanOrEqual(3) // acquire, a heartbeat or two, release
       requests.reset()
-      await sleep(1_500) // three heartbeat periods
+      await sleep(3_000) // three heartbeat periods
       expect(requests.total()).toBe(0)
       close()
     })
@@ -250,7 +257,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       expect(await handler({ early: true }, lambdaContext({ functionName, timeoutMs: 300 }))).toBe(
         'ended early',
       )
-      expect(await record(`locks/${functionName}`)).toMatchObject({ token: 1 })
+      expect(await record(`locks/${functionName}`)).toMatchObject({ run: 1 })
       await sleep(400) // that invocation's time is over
       expect(await handler({}, lambdaContext({ functionName }))).toBe(1)
       // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.
@@ -271,22 +278,23 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
     it('fires the signal and reports the loss when the lease is stolen mid-run', async () => {
       const functionName = freshFunction('stolen')
       const key = `locks/${functionName}`
+      let stolen = 0
       const { handler, outcomes } = wrapped(
         async (_event, context) => {
           // An operator or a buggy peer overwrites the lock (conditionally, as the bucket policy demands).
-          await rewrite(key, (current) => ({
-            ...current,
-            token: (current.token as number) + 1,
-            owner: 'thief',
-          }))
+          await rewrite(key, (current) => {
+            stolen = (current.token as number) + 1
+            return { ...current, token: stolen, owner: 'thief' }
+          })
           await new Promise((resolve) => context.singleton.signal.addEventListener('abort', resolve))
           return { reason: (context.singleton.signal.reason as Error).name }
         },
-        { ttlMs: 1_500, clockSkewMarginMs: 300 },
+        // Long enough to outlast the wait for the store's clock to reach the token, and beat after.
+        { ttlMs: 3_000, clockSkewMarginMs: 300 },
       )
       expect(await handler({}, lambdaContext({ functionName }))).toEqual({ reason: 'LockLostError' })
       expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
-      expect(await record(key)).toMatchObject({ token: 2, owner: 'thief' })
+      expect(await record(key)).toMatchObject({ token: stolen, owner: 'thief' })
     })
 
     it('skips a duplicate delivery of a completed tick, and runs the next tick', async () => {

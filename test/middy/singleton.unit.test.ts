@@ -62,7 +62,9 @@ describe('singleton() and Middy', () => {
     expect(await clock.run(handler({ early: true }, simContext(clock, { timeoutMs: 3_000 })))).toBe(
       'ended early',
     )
-    expect(JSON.parse(store.peek('locks/nightly-report') ?? '{}')).toMatchObject({ token: 1 })
+    const left = JSON.parse(store.peek('locks/nightly-report') ?? '{}')
+    expect(left).toMatchObject({ run: 1 })
+    expect(left.expires_at).toBeGreaterThan(0) // not released
     await clock.advance(3_000) // that invocation's time, and its lease, are over
     expect(await clock.run(handler({}, simContext(clock)))).toBe(1)
     // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.

@@ -46,6 +46,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
     const tokens: number[] = []
     let crashes = 0
     let injected = 0
+    let entries = 0
     const stopAt = Date.now() + DURATION_MS
 
     // Roughly one request in four meets a fault.
@@ -83,6 +84,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
         tokens.push(lease.token)
         // The holder works only while its lease is valid by its own account, as a real job must.
         if (lease.remainingMs > 300) {
+          entries++
           inside++
           if (inside > 1)
             overlaps.push(`worker ${id} entered with token ${lease.token} while ${inside - 1} inside`)
@@ -101,7 +103,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
     proxy.clear()
 
     console.info(
-      `chaos: ${tokens.length} acquisitions, ${crashes} crashes, ${injected} injected faults, ${overlaps.length} overlaps`,
+      `chaos: ${tokens.length} acquisitions, ${entries} entries, ${crashes} crashes, ${injected} injected faults, ${overlaps.length} overlaps`,
     )
     expect(overlaps).toEqual([])
     expect(new Set(tokens).size).toBe(tokens.length)

@@ -6,6 +6,7 @@ import { LockStoreError, WriteStatus } from '../../lib/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let direct: S3Client
 let viaProxy: S3Client
@@ -29,6 +30,9 @@ afterAll(async () => {
   await proxy.stop()
 })
 
+/** The engine's clock, as its answers to a client without faults date it. */
+const now = () => storeTime(new S3LockStore({ s3: direct, bucket }))
+
 const lockOn = (key: string, owner = 'faulty') =>
   new S3Lock({
     s3: viaProxy,
@@ -44,83 +48,104 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const key = freshKey('503')
     proxy.inject('GET', { kind: 'status', status: 503, code: 'SlowDown' })
     proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' })
+    const before = await now()
     const lease = await lockOn(key).tryAcquire()
-    expect(lease?.token).toBe(1)
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, owner: 'faulty' })
+    expectTokenOfStoreTime(lease?.token, before, await now())
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: lease?.token,
+      run: 1,
+      owner: 'faulty',
+    })
   })
 
   it('retries a request that times out', async () => {
     const key = freshKey('timeout')
     proxy.inject('PUT', { kind: 'delay', ms: 2_000 })
+    const before = await now()
     const lease = await lockOn(key).tryAcquire()
-    expect(lease?.token).toBe(1)
+    expectTokenOfStoreTime(lease?.token, before, await now())
     // The slow first PUT reaches S3 after the retry won; its If-None-Match makes it harmless.
     await new Promise((resolve) => setTimeout(resolve, 2_500))
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, owner: 'faulty' })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: lease?.token,
+      run: 1,
+      owner: 'faulty',
+    })
   })
 
   it('retries a dropped connection', async () => {
     const key = freshKey('reset')
     proxy.inject('PUT', { kind: 'reset' })
-    expect((await lockOn(key).tryAcquire())?.token).toBe(1)
+    const before = await now()
+    const lease = await lockOn(key).tryAcquire()
+    expectTokenOfStoreTime(lease?.token, before, await now())
+    expect(lease?.record.run).toBe(1)
   })
 
   it('retries a read whose body is cut off mid-way, then acquires above the token it finally read', async () => {
     const key = freshKey('cut-body')
-    await lockOn(key, 'first')
-      .tryAcquire()
-      .then((lease) => lease?.release())
+    const first = await lockOn(key, 'first').tryAcquire()
+    await first?.release()
     proxy.inject('GET', { kind: 'cut-body' })
     const seenBefore = proxy.seen.length
     const lease = await lockOn(key, 'second').tryAcquire()
-    expect(lease?.token).toBe(2)
+    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.run).toBe(2)
     expect(proxy.seen.slice(seenBefore)).toEqual(['GET', 'GET', 'PUT'])
   })
 
   it('retries a read whose body stalls, once the request timeout has passed', async () => {
     const key = freshKey('stall-body')
-    await lockOn(key, 'first')
-      .tryAcquire()
-      .then((lease) => lease?.release())
+    const first = await lockOn(key, 'first').tryAcquire()
+    await first?.release()
     proxy.inject('GET', { kind: 'stall-body' })
     const lease = await lockOn(key, 'second').tryAcquire()
-    expect(lease?.token).toBe(2)
+    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.run).toBe(2)
   })
 
   it('keeps a write whose answer was lost, recognising its own record on the retry', async () => {
     const key = freshKey('lost-answer')
     proxy.inject('PUT', { kind: 'lose-response' })
     const lock = lockOn(key)
+    const before = await now()
     const lease = await lock.tryAcquire()
-    expect(lease?.token).toBe(1)
+    expectTokenOfStoreTime(lease?.token, before, await now())
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.renew()
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.release()
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 1, expires_at: 0, owner: 'faulty' })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: lease?.token,
+      run: 1,
+      expires_at: 0,
+      owner: 'faulty',
+    })
   })
 
   it('re-reads and retries after 409 ConditionalRequestConflict', async () => {
     const key = freshKey('409')
     const lock = lockOn(key)
-    await (await lock.tryAcquire())?.release()
+    const first = await lock.tryAcquire()
+    await first?.release()
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     const lease = await lock.tryAcquire()
-    expect(lease?.token).toBe(2)
+    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     await lease?.release()
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 2, expires_at: 0 })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, run: 2, expires_at: 0 })
   })
 
   it('goes back to the create path when If-Match answers 404 (the object is gone)', async () => {
     const key = freshKey('404')
     const lock = lockOn(key)
-    await (await lock.tryAcquire())?.release()
+    const first = await lock.tryAcquire()
+    await first?.release()
     await direct.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     proxy.inject('PUT', { kind: 'status', status: 404, code: 'NoSuchKey' })
     const lease = await lock.tryAcquire()
-    expect(lease?.token).toBe(2) // above the highest token this process saw, not 1
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: 2, owner: 'faulty' })
+    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY) // above the highest this process saw
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, owner: 'faulty' })
   })
 
   it('recognises PreconditionFailed by its code even under another status', async () => {
@@ -142,8 +167,10 @@ describe('S3Lock through a fault-injecting proxy', () => {
   it('creates a lock whose GET answers 403, as S3 does for a missing key to a reader without s3:ListBucket', async () => {
     const key = freshKey('no-list')
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
+    const before = await now()
     const lease = await lockOn(key).tryAcquire()
-    expect(lease?.token).toBe(1)
+    expectTokenOfStoreTime(lease?.token, before, await now())
+    expect(lease?.record.run).toBe(1)
   })
 
   it('refuses, without retrying, a lock object that exists but may not be read', async () => {

@@ -1,8 +1,9 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockCorruptedError, LockLostError, LockTimeoutError, LostReason } from '../../lib/index.js'
-import { S3Lock, type S3LockOptions } from '../../lib/s3/index.js'
+import { S3Lock, type S3LockOptions, S3LockStore } from '../../lib/s3/index.js'
 import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
+import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let s3: S3Client
 let bucket: string
@@ -19,6 +20,8 @@ afterAll(() => s3.destroy())
 
 const lockOn = (key: string, options: Partial<S3LockOptions> = {}) =>
   new S3Lock({ s3, bucket, key, ttlMs: 30_000, clockSkewMarginMs: 500, ...options })
+/** The engine's clock, as its answers date it. */
+const now = () => storeTime(new S3LockStore({ s3, bucket }))
 
 describe('S3Lock on a real S3 engine', () => {
   it('grants exactly one of 50 concurrent tryAcquire calls on a fresh key, 20 times over', async () => {
@@ -28,24 +31,30 @@ describe('S3Lock on a real S3 engine', () => {
       const contenders = Array.from({ length: 50 }, (_, i) =>
         lockOn(key, { owner: `contender-${round}-${i}` }),
       )
+      const before = await now()
       const leases = await Promise.all(contenders.map((lock) => lock.tryAcquire()))
+      const after = await now()
       const won = leases.flatMap((lease, i) => (lease ? [i] : []))
       expect(won).toHaveLength(1)
+      const token = leases[won[0] ?? -1]?.token
+      expectTokenOfStoreTime(token, before, after)
       const record = await getRecord(s3, bucket, key)
-      expect(record).toMatchObject({ token: 1, owner: `contender-${round}-${won[0]}` })
+      expect(record).toMatchObject({ token, run: 1, owner: `contender-${round}-${won[0]}` })
       winners.push(won[0] ?? -1)
     }
     expect(winners).toHaveLength(20)
   })
 
-  it('hands out tokens 1..100 over 100 acquire/release cycles, with expires_at 0 after each release', async () => {
+  it('hands out ever higher tokens over 100 acquire/release cycles, runs 1..100, with expires_at 0 after each release', async () => {
     const key = freshKey('cycles')
     const locks = [lockOn(key, { owner: 'a' }), lockOn(key, { owner: 'b' })]
+    let last = 0
     for (let i = 1; i <= 100; i++) {
       const lease = await locks[i % 2]?.tryAcquire()
-      expect(lease?.token).toBe(i)
+      expect(lease?.token).toBeGreaterThan(last)
+      last = lease?.token ?? Number.POSITIVE_INFINITY
       await lease?.release()
-      expect(await getRecord(s3, bucket, key)).toMatchObject({ token: i, expires_at: 0 })
+      expect(await getRecord(s3, bucket, key)).toMatchObject({ token: last, run: i, expires_at: 0 })
     }
   })
 
@@ -61,23 +70,25 @@ describe('S3Lock on a real S3 engine', () => {
     expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
     requests.reset()
     const warm = await lock.tryAcquire()
-    expect(warm?.token).toBe(2)
+    expect(warm?.token).toBeGreaterThan(cold?.token ?? Number.POSITIVE_INFINITY)
+    expect(warm?.record.run).toBe(2)
     expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
     await warm?.release()
     counting.destroy()
   })
 
-  it('lets a contender take over an expired lease with token + 1, and refuses the old holder', async () => {
+  it('lets a contender take over an expired lease with a higher token, and refuses the old holder', async () => {
     const key = freshKey('takeover')
     const holder = lockOn(key, { owner: 'crashed', ttlMs: 1_500, clockSkewMarginMs: 200 })
     const lease = await holder.tryAcquire()
-    expect(lease?.token).toBe(1)
+    expect(lease?.record.run).toBe(1)
     const thief = lockOn(key, { owner: 'next' })
     expect(await thief.tryAcquire()).toBeNull()
     // ttl + both margins + up to a second each way for the Date header's resolution
     await sleep(4_500)
     const next = await thief.tryAcquire()
-    expect(next?.token).toBe(2)
+    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.run).toBe(2)
     const taken = await getRaw(s3, bucket, key)
 
     // The old holder's lease knew its end had passed before the takeover could happen.
@@ -99,11 +110,12 @@ describe('S3Lock on a real S3 engine', () => {
     await lease?.release()
   })
 
-  it('re-acquires at once, with token + 1, when the record names the same owner', async () => {
+  it('re-acquires at once, with a higher token, when the record names the same owner', async () => {
     const key = freshKey('same-owner')
-    await lockOn(key, { owner: 'fn/req-1' }).tryAcquire() // then "crashes"
+    const crashed = await lockOn(key, { owner: 'fn/req-1' }).tryAcquire() // then "crashes"
     const retry = await lockOn(key, { owner: 'fn/req-1' }).tryAcquire()
-    expect(retry?.token).toBe(2)
+    expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
+    expect(retry?.record.run).toBe(2)
   })
 
   it('reports a deleted lock as lost and recreates it above the last token it saw', async () => {
@@ -113,7 +125,7 @@ describe('S3Lock on a real S3 engine', () => {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
     const again = await lock.tryAcquire()
-    expect(again?.token).toBe(2)
+    expect(again?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   describe('corrupted lock objects', () => {
@@ -144,7 +156,8 @@ describe('S3Lock on a real S3 engine', () => {
       const lease = await lockOn(key, { owner: 'holder' }).tryAcquire()
       setTimeout(() => void lease?.release(), 1_000)
       const waited = await lockOn(key, { owner: 'waiter' }).acquire({ waitMs: 10_000 })
-      expect(waited.token).toBe(2)
+      expect(waited.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+      expect(waited.record.run).toBe(2)
     })
 
     it('times out with LockTimeoutError while the holder keeps it', async () => {
@@ -164,10 +177,10 @@ describe('S3Lock on a real S3 engine', () => {
     const key = freshKey('inspect')
     const lock = lockOn(key)
     expect(await lock.inspect()).toBeNull()
-    await lock.tryAcquire()
+    const lease = await lock.tryAcquire()
     const before = await getRaw(s3, bucket, key)
     const info = await lockOn(key).inspect()
-    expect(info).toMatchObject({ token: 1, owner: lock.owner, held: true })
+    expect(info).toMatchObject({ token: lease?.token, owner: lock.owner, held: true })
     expect(`"${info?.etag}"`).toBe(before.etag)
     expect(await getRaw(s3, bucket, key)).toEqual(before)
   })
