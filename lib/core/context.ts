@@ -130,9 +130,10 @@ export class LockContext {
     }
   }
 
-  /** Waits before the next try of a contended call. */
-  pause(attempt: number, signal?: AbortSignal): Promise<void> {
-    return this.clock.sleep(backoffDelay(attempt, this.retry, this.random), signal)
+  /** Waits before the next try of a contended call, never past local time `until`. */
+  pause(attempt: number, signal?: AbortSignal, until = Number.POSITIVE_INFINITY): Promise<void> {
+    const delay = backoffDelay(attempt, this.retry, this.random)
+    return this.clock.sleep(Math.max(0, Math.min(delay, until - this.clock.now())), signal)
   }
 
   /** Reads and parses the record; `undefined` when there is none. Throws `LockCorruptedError`. */

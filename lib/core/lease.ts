@@ -245,13 +245,13 @@ export class Lease {
             throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
           }
           // Each conflict is someone else's write in flight: try again while time is left.
+          await this.context.pause(conflicts, undefined, budgetDeadline)
           if (this.context.clock.now() >= budgetDeadline) {
             throw new LockStoreError(
               `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,
               { key: this.key, retryable: true },
             )
           }
-          await this.context.pause(conflicts)
         }
       }
     }

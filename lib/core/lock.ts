@@ -302,6 +302,9 @@ export class Lock {
           await context.awaitToken(record.token, timing.deadline)
           const lease = new Lease(context, record, result.etag, timing.deadline, timing.ttlMs)
           this.#issued.add(lease)
+          // A short lease may be mostly spent waiting for the store's clock: renew it once, now
+          // that the clock is better known, rather than hand out a lease about to run out.
+          if (holdUntil === undefined && lease.remainingMs < timing.ttlMs / 4) await lease.renew()
           return { status: AcquireStatus.Acquired, lease }
         }
         case WriteStatus.PreconditionFailed:

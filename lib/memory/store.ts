@@ -11,7 +11,11 @@ import {
 export interface MemoryLockStoreOptions {
   /** The store's clock. @default the system clock */
   readonly clock?: Clock
-  /** Resolution of reported server dates, in ms (S3: 1000). @default 1000 */
+  /**
+   * Resolution of reported server dates, in ms. 1000 plays S3 or DynamoDB, whose `Date` counts
+   * whole seconds, for tests of how a lock copes with that; the default, 1, keeps the wait before
+   * each new token (see the README's fencing tokens) to a millisecond in your own tests. @default 1
+   */
   readonly clockResolutionMs?: number
   /**
    * Whether answers carry the store's date. Without it a lock refuses to judge leases
@@ -35,7 +39,7 @@ export class MemoryLockStore implements LockStore {
 
   constructor(options: MemoryLockStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock
-    this.clockResolutionMs = options.clockResolutionMs ?? 1_000
+    this.clockResolutionMs = options.clockResolutionMs ?? 1
     this.#reportServerDate = options.reportServerDate ?? true
   }
 

@@ -15,7 +15,7 @@ const LAST_TOKEN = Number.MAX_SAFE_INTEGER
 
 function setup() {
   const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock })
+  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   const contender = (owner: string) =>
     new Lock({
       store,

@@ -102,7 +102,7 @@ async function run(
       check(`after ${ms} ms`)
     }
   })()
-  const inner = new MemoryLockStore({ clock: time.serverClock, reportServerDate })
+  const inner = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000, reportServerDate })
   let call = 0
   const latency = (): number => latencies[call % latencies.length] ?? 0
   const observeToken = (): void => {
@@ -232,7 +232,11 @@ describe('Lock (properties over random interleavings)', () => {
   it('without a margin, a contender whose clock runs ahead takes over a live lease (why the margin exists)', async () => {
     // A contender with no margin and a clock running far ahead must be caught taking over early.
     const time = new SimTime()
-    const store = new MemoryLockStore({ clock: time.serverClock, reportServerDate: false })
+    const store = new MemoryLockStore({
+      clock: time.serverClock,
+      clockResolutionMs: 1_000,
+      reportServerDate: false,
+    })
     const holderLock = new Lock({
       store,
       key: KEY,

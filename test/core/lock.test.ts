@@ -15,7 +15,7 @@ import { SimTime } from '../support/sim-clock.js'
 
 function setup(options: { ttlMs?: number; margin?: number } = {}) {
   const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock })
+  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   const contender = (owner: string, offsetMs = 0) =>
     new Lock({
       store,
@@ -138,7 +138,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('reports an unsettled ambiguous write as a retryable failure, not as a lost race', async () => {
     const time = new SimTime()
-    const inner = new MemoryLockStore({ clock: time.serverClock })
+    const inner = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     let reads = 0
     const store: LockStore = {
       clockResolutionMs: 1_000,

@@ -9,7 +9,7 @@ const MARGIN_MS = 1_000
 
 function setup() {
   const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock })
+  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   const contender = (owner: string) =>
     new Lock({
       store,

@@ -11,7 +11,7 @@ const KEY = 'jobs/large'
  */
 async function acquireWithPad(padBytes: number) {
   const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock })
+  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   store.putRaw(KEY, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'x', pad: 'p'.repeat(padBytes) }))
   const lock = new Lock({ store, key: KEY, owner: 'a', clock: time.localClock() })
   const outcome = await lock.tryAcquire().catch((error: unknown) => error)

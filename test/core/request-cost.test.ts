@@ -35,7 +35,7 @@ class ServerErrorOnLostReplace implements LockStore {
 describe('what a lost race costs', () => {
   it('reads once when its blind write from cache loses with an ambiguous 500, settling and deciding on that one read', async () => {
     const time = new SimTime()
-    const inner = new MemoryLockStore({ clock: time.serverClock })
+    const inner = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     const store = new ServerErrorOnLostReplace(inner)
     const lockFor = (owner: string) =>
       new Lock({ store, key: KEY, owner, ttlMs: 10_000, clockSkewMarginMs: 1_000, clock: time.localClock() })

@@ -82,7 +82,11 @@ describe("ServerClock: what a lock knows of the store's clock", () => {
 describe('a lock on a store whose answers carry no date', () => {
   it('fails with LockClockError and writes nothing', async () => {
     const time = new SimTime()
-    const store = new MemoryLockStore({ clock: time.serverClock, reportServerDate: false })
+    const store = new MemoryLockStore({
+      clock: time.serverClock,
+      clockResolutionMs: 1_000,
+      reportServerDate: false,
+    })
     const lock = new Lock({ store, key: 'k', clock: time.localClock() })
     await expect(lock.tryAcquire()).rejects.toBeInstanceOf(LockClockError)
     expect(store.peek('k')).toBeUndefined()
@@ -90,7 +94,11 @@ describe('a lock on a store whose answers carry no date', () => {
 
   it('judges by its own clock when told to trust it', async () => {
     const time = new SimTime()
-    const store = new MemoryLockStore({ clock: time.serverClock, reportServerDate: false })
+    const store = new MemoryLockStore({
+      clock: time.serverClock,
+      clockResolutionMs: 1_000,
+      reportServerDate: false,
+    })
     const lock = new Lock({ store, key: 'k', clock: time.localClock(), trustLocalClock: true, ttlMs: 10_000 })
     const asked = time.now
     const lease = await lock.tryAcquire()
@@ -110,7 +118,7 @@ describe('takeover after a crash', () => {
   async function takeoverAfter(phase: number): Promise<number> {
     const time = new SimTime()
     time.advance(phase)
-    const store = new MemoryLockStore({ clock: time.serverClock })
+    const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     const lock = (owner: string) =>
       new Lock({ store, key: 'k', owner, ttlMs: TTL, clockSkewMarginMs: MARGIN, clock: time.localClock() })
     const acquiredAt = time.now
@@ -122,11 +130,20 @@ describe('takeover after a crash', () => {
     }
   }
 
-  it('happens within half a second of ttl + margin, whatever the phase of the second the lease was taken in', async () => {
+  it('happens within half a second of ttl + margin, plus a poll and the wait for the new token, whatever the phase', async () => {
+    const POLL = 100
+    // The contender hands its token out once the store's clock has surely passed it: as long as
+    // its estimate is wide, which polling every 100 ms narrows to about that.
+    const TOKEN_WAIT = 110
+    const afters: number[] = []
     for (const phase of [0, 1, 250, 500, 750, 999]) {
       const after = await takeoverAfter(phase)
+      afters.push(after)
       expect(after, `phase ${phase}`).toBeGreaterThan(TTL + MARGIN - 500)
-      expect(after, `phase ${phase}`).toBeLessThanOrEqual(TTL + MARGIN + 500 + 100)
+      expect(after, `phase ${phase}`).toBeLessThanOrEqual(TTL + MARGIN + 500 + POLL + TOKEN_WAIT)
     }
+    const sorted = afters.sort((a, b) => a - b)
+    const median = ((sorted[2] ?? 0) + (sorted[3] ?? 0)) / 2
+    expect(median).toBeLessThanOrEqual(TTL + MARGIN + 500)
   })
 })

@@ -9,7 +9,7 @@ describe("a lock stamps and judges leases by the store's clock, whatever its own
   const TTL = 10_000
   const setup = (options: { offsetMs?: number; drift?: number } = {}) => {
     const time = new SimTime()
-    const store = new MemoryLockStore({ clock: time.serverClock })
+    const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     const lock = (owner: string, clock = time.localClock(options.offsetMs, options.drift)) =>
       new Lock({ store, key: 'k', owner, ttlMs: TTL, clockSkewMarginMs: 1_000, clock, random: () => 0.5 })
     const record = () => JSON.parse(store.peek('k') ?? 'null')

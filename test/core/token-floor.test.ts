@@ -7,7 +7,7 @@ const KEY = 'jobs/fenced'
 
 function setup() {
   const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock })
+  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   const lock = (owner: string) =>
     new Lock({ store, key: KEY, owner, ttlMs: 10_000, clockSkewMarginMs: 1_000, clock: time.localClock() })
   const put = (record: Record<string, unknown>) =>
@@ -113,5 +113,27 @@ describe('the token floor: a lock never hands out a token at or below one handed
       name: 'LockConflictError',
       reason: 'token-too-low',
     })
+  })
+
+  it('renews a short lease once after the wait for its token, rather than hand it out nearly spent', async () => {
+    const { time, store } = setup()
+    const lock = new Lock({
+      store,
+      key: KEY,
+      owner: 'short',
+      ttlMs: 2_000,
+      clockSkewMarginMs: 500,
+      clock: time.localClock(),
+    })
+    const lease = await lock.tryAcquire()
+    expect(store.requests).toMatchObject({ create: 1, replace: 1 })
+    expect(lease?.remainingMs).toBeGreaterThanOrEqual(2_000 / 4)
+  })
+
+  it('does not renew a lease the wait left most of', async () => {
+    const { store, lock } = setup()
+    const lease = await lock('long').tryAcquire()
+    expect(store.requests).toMatchObject({ create: 1, replace: 0 })
+    expect(lease?.remainingMs).toBeGreaterThan(10_000 / 4)
   })
 })

@@ -33,7 +33,7 @@ const tick = (scheduledTime: string) => ({
 /** A world: a simulated clock, an in-memory store, and handlers behind the adapter. */
 function world(adapter: Adapter) {
   const clock = new ManualClock()
-  const memory = new MemoryLockStore({ clock })
+  const memory = new MemoryLockStore({ clock, clockResolutionMs: 1_000 })
   const outcomes: OutcomeEvent[] = []
   const record = (key = KEY) => JSON.parse(memory.peek(key) ?? 'null')
   const wrap = <TResult>(

@@ -42,7 +42,10 @@ describe('defaults', () => {
   it('log one JSON line per outcome on the console', async () => {
     const info = vi.spyOn(console, 'info').mockImplementation(() => undefined)
     const clock = new ManualClock()
-    const handler = withSingleton(async () => 'ran', { store: new MemoryLockStore({ clock }), clock })
+    const handler = withSingleton(async () => 'ran', {
+      store: new MemoryLockStore({ clock, clockResolutionMs: 1_000 }),
+      clock,
+    })
     await clock.run(handler({}, simContext(clock)))
     expect(info.mock.calls.map(([line]) => JSON.parse(line))).toMatchObject([
       { level: 'INFO', outcome: 'acquired' },
@@ -52,7 +55,7 @@ describe('defaults', () => {
 
   it('prefix keys with LAMBDA_SINGLETON_KEY_PREFIX when set, else with locks/', async () => {
     const clock = new ManualClock()
-    const store = new MemoryLockStore({ clock })
+    const store = new MemoryLockStore({ clock, clockResolutionMs: 1_000 })
     const options = { store, clock, logger: { info() {}, warn() {}, error() {} } }
     process.env.LAMBDA_SINGLETON_KEY_PREFIX = 'env/'
     await clock.run(withSingleton(async () => 'ran', options)({}, simContext(clock)))

@@ -48,7 +48,7 @@ export class ScriptedStore implements LockStore {
   readonly #steps: Record<Call, Step[]> = { read: [], create: [], replace: [] }
 
   constructor(options: MemoryLockStoreOptions = {}) {
-    this.memory = new MemoryLockStore(options)
+    this.memory = new MemoryLockStore({ clockResolutionMs: 1_000, ...options })
     this.clockResolutionMs = this.memory.clockResolutionMs
   }
 
