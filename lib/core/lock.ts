@@ -118,6 +118,8 @@ export type BlockedReason = typeof ConflictReason.RecordTooLarge | typeof Confli
 /** What `inspect` reports. */
 export interface LockInfo {
   readonly token: number
+  /** How many times the lock was acquired, when the record counts it (written since 0.2). */
+  readonly run?: number
   /** The record's `expires_at` (epoch 0 once released). */
   readonly expiresAt: Date
   readonly owner: string
@@ -368,6 +370,7 @@ export class Lock {
     const blocked = this.#blockedBy(snapshot)
     return {
       token: record.token,
+      ...(record.run !== undefined && { run: record.run }),
       expiresAt: new Date(record.expires_at * 1000),
       owner: record.owner,
       held: !this.#context.isFree(snapshot),
