@@ -21,16 +21,56 @@ export async function cliIn(argv: readonly string[], io: Omit<CliIo, 'out' | 'er
   return { code, out: out.join('\n'), err: err.join('\n') }
 }
 
+/** `watch` run in this process: its frames as they come, and Ctrl-C as an abort. */
+export class WatchingCli {
+  readonly frames: string[] = []
+  readonly errors: string[] = []
+  readonly #interrupt = new AbortController()
+  readonly #done: Promise<number>
+
+  constructor(argv: readonly string[], io: Omit<CliIo, 'out' | 'err' | 'signal'>) {
+    this.#done = runCli(argv, {
+      ...io,
+      signal: this.#interrupt.signal,
+      out: (frame) => this.frames.push(frame),
+      err: (line) => this.errors.push(line),
+    })
+  }
+
+  /** The first frame from the `from`-th on that matches `pattern`, once there is one. */
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 30_000): Promise<string> {
+    const started = performance.now()
+    for (;;) {
+      const frame = this.frames.slice(from).find((candidate) => pattern.test(candidate))
+      if (frame !== undefined) return frame
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`no frame matched ${pattern} in ${timeoutMs} ms:\n${this.frames.join('\n')}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  /** Interrupts it; resolves its exit code. */
+  stop(): Promise<number> {
+    this.#interrupt.abort()
+    return this.#done
+  }
+}
+
 /**
  * Runs the CLI as a program from its sources, with only `env` (and PATH, and no AWS config
  * files of this machine's user) in its environment; resolves however it exits.
  */
 export function runCliProgram(args: readonly string[], env: Record<string, string>): Promise<ProgramResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...program, ...args], { cwd: root, env: programEnv(env) }, (error, stdout, stderr) => {
-      const code = error ? ((error as { code?: unknown }).code as number | null) : 0
-      resolve({ code: typeof code === 'number' ? code : null, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [...program, ...args],
+      { cwd: root, env: programEnv(env) },
+      (error, stdout, stderr) => {
+        const code = error ? ((error as { code?: unknown }).code as number | null) : 0
+        resolve({ code: typeof code === 'number' ? code : null, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -56,9 +96,12 @@ export class RunningCli {
   async waitFor(pattern: RegExp, from = 0, timeoutMs = 30_000): Promise<void> {
     const started = performance.now()
     while (!pattern.test(this.stdout.slice(from))) {
-      if (this.child.exitCode !== null) throw new Error(`the CLI exited (${this.child.exitCode}): ${this.stderr}`)
+      if (this.child.exitCode !== null)
+        throw new Error(`the CLI exited (${this.child.exitCode}): ${this.stderr}`)
       if (performance.now() - started > timeoutMs)
-        throw new Error(`no ${pattern} in the CLI's output within ${timeoutMs} ms:\n${this.stdout}${this.stderr}`)
+        throw new Error(
+          `no ${pattern} in the CLI's output within ${timeoutMs} ms:\n${this.stdout}${this.stderr}`,
+        )
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }

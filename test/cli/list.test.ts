@@ -1,0 +1,118 @@
+import type { S3Client } from '@aws-sdk/client-s3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { listS3Keys } from '../../lib/cli/listing.js'
+import { ExitCode } from '../../lib/cli/main.js'
+import { S3Lock } from '../../lib/s3/index.js'
+import { cliIn, WatchingCli } from '../support/cli.js'
+import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
+
+let s3: S3Client
+let bucket: string
+
+beforeAll(async () => {
+  s3 = testS3Client()
+  bucket = await freshBucket(s3, 'cli-list')
+  await new S3Lock({ s3, bucket, key: 'jobs/a-held', owner: 'run/a', ttlMs: 600_000 }).tryAcquire()
+  const done = await new S3Lock({ s3, bucket, key: 'jobs/b-free', owner: 'run/b' }).tryAcquire()
+  await done?.release()
+  await putRaw(s3, bucket, 'jobs/c-corrupt', 'not json')
+  await new S3Lock({ s3, bucket, key: 'other/d', owner: 'run/d' }).tryAcquire()
+})
+
+afterAll(() => s3.destroy())
+
+const cli = (...argv: string[]) => cliIn(argv, { s3 })
+const cells = (line: string | undefined) => line?.split(/\s{2,}/)
+
+describe('lambda-singleton list, on a real S3 engine', () => {
+  it('shows every lock under the prefix: holder, token, expiry, last run', async () => {
+    const { code, out } = await cli('list', '--bucket', bucket, '--prefix', 'jobs/')
+    expect(code).toBe(ExitCode.Ok)
+    const lines = out.split('\n')
+    const held = await getRecord(s3, bucket, 'jobs/a-held')
+    const free = await getRecord(s3, bucket, 'jobs/b-free')
+    expect(cells(lines[0])).toEqual(['KEY', 'STATE', 'HOLDER', 'TOKEN', 'EXPIRES', 'LAST RUN'])
+    expect(cells(lines[1])).toEqual([
+      'jobs/a-held',
+      'held',
+      'run/a',
+      String(held.token),
+      expect.stringMatching(/^in (9|10)m/),
+      '-',
+    ])
+    expect(cells(lines[2])).toEqual(['jobs/b-free', 'free', 'run/b', String(free.token), 'released', '-'])
+    expect(cells(lines[3])?.slice(0, 2)).toEqual(['jobs/c-corrupt', 'unreadable'])
+    expect(out).not.toContain('other/d')
+    expect(lines.at(-1)).toMatch(/^jobs\/c-corrupt: LockCorruptedError: .*not JSON/)
+  })
+
+  it('gives the same locks as JSON with --json', async () => {
+    const { code, out } = await cli('list', '--bucket', bucket, '--prefix', 'jobs/', '--json')
+    expect(code).toBe(ExitCode.Ok)
+    const { prefix, locks } = JSON.parse(out)
+    expect(prefix).toBe('jobs/')
+    expect(locks.map((lock: { key: string }) => lock.key)).toEqual([
+      'jobs/a-held',
+      'jobs/b-free',
+      'jobs/c-corrupt',
+    ])
+    expect(locks[0]).toMatchObject({ held: true, owner: 'run/a', released: false })
+    expect(locks[0].expiresInMs).toBeGreaterThan(500_000)
+    expect(locks[1]).toMatchObject({ held: false, owner: 'run/b', released: true })
+    expect(locks[2]).toMatchObject({ error: { name: 'LockCorruptedError' } })
+  })
+
+  it('shows a run column with the records that count their runs', async () => {
+    const record = { v: 1, token: 12, expires_at: 0, owner: 'run/e', run: 3, last_run: 'tick-3' }
+    await putRaw(s3, bucket, 'counted/e', JSON.stringify(record))
+    const lines = (await cli('list', '--bucket', bucket, '--prefix', 'counted/')).out.split('\n')
+    expect(cells(lines[0])).toEqual(['KEY', 'STATE', 'HOLDER', 'TOKEN', 'RUN', 'EXPIRES', 'LAST RUN'])
+    expect(cells(lines[1])).toEqual(['counted/e', 'free', 'run/e', '12', '3', 'released', 'tick-3'])
+  })
+
+  it('says so when there is no lock under the prefix', async () => {
+    expect(await cli('list', '--bucket', bucket, '--prefix', 'nothing/')).toEqual({
+      code: ExitCode.Ok,
+      out: `no locks under s3://${bucket}/nothing/`,
+      err: '',
+    })
+  })
+
+  it('fails naming the bucket that does not exist', async () => {
+    const { code, err } = await cli('list', '--bucket', `${bucket}-missing`)
+    expect(code).toBe(ExitCode.Failure)
+    expect(err).toMatch(/LockStoreError: S3 ListObjectsV2 of s3:\/\/.*-missing\/\* failed: NoSuchBucket/)
+  })
+
+  it('follows the listing across pages', async () => {
+    expect(await listS3Keys(s3, bucket, 'jobs/', { pageSize: 1 })).toEqual([
+      'jobs/a-held',
+      'jobs/b-free',
+      'jobs/c-corrupt',
+    ])
+  })
+})
+
+describe('lambda-singleton watch, on a real S3 engine', () => {
+  it('shows the locks again every interval, with new ones, until interrupted', async () => {
+    await new S3Lock({ s3, bucket, key: 'watched/old', owner: 'early' }).tryAcquire()
+    const watch = new WatchingCli(
+      ['watch', '--bucket', bucket, '--prefix', 'watched/', '--interval', '0.2'],
+      { s3 },
+    )
+    const first = await watch.waitFor(/./)
+    expect(first).toMatch(
+      new RegExp(
+        `^s3://${bucket}/watched/\\*: 1 lock, .* by the store's clock; every 0.2s, Ctrl-C to stop\n`,
+      ),
+    )
+    expect(first).toMatch(/\nwatched\/old +held +early /)
+    await new S3Lock({ s3, bucket, key: 'watched/new', owner: 'late' }).tryAcquire()
+    expect(await watch.waitFor(/watched\/new/)).toMatch(/: 2 locks,[\s\S]*\nwatched\/new +held +late /)
+    expect(await watch.stop()).toBe(ExitCode.Ok)
+    const count = watch.frames.length
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(watch.frames).toHaveLength(count)
+    expect(watch.errors).toEqual([])
+  })
+})
