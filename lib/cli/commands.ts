@@ -1,4 +1,4 @@
-import { LockCorruptedError } from '../core/errors.js'
+import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
 import { Lock, type LockInfo } from '../core/lock.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
@@ -113,7 +113,8 @@ async function readOne(context: CommandContext, key: string): Promise<LockView |
     const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
     return info ? viewOf(key, info, context.opened.store.serverNow()) : undefined
   } catch (error) {
-    if (!(error instanceof LockCorruptedError)) throw error
+    // A key no lock can have (a DynamoDB key over 1024 bytes) is listed, not fatal to the list.
+    if (!(error instanceof LockCorruptedError || error instanceof LockOptionsError)) throw error
     return { key, error: { name: error.name, message: error.message } }
   }
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { COMMANDS, type CommandName, OPTIONS, type OptionName } from './commands-spec.js'
 import { ExitCode } from './exit-codes.js'
 
@@ -108,20 +107,4 @@ function wrap(text: string, width: number): string {
     } else line = line ? `${line} ${word}` : word
   }
   return [...lines, line].join('\n')
-}
-
-/** The version of the installed package: from its package.json, found above this file. */
-export function packageVersion(): string {
-  for (const up of ['../../package.json', '../../../package.json']) {
-    try {
-      const json = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
-        name?: unknown
-        version?: unknown
-      }
-      if (json.name === 'lambda-singleton' && typeof json.version === 'string') return json.version
-    } catch {
-      // not there: this file runs from lib/cli (sources) or dist/lib/cli (the package)
-    }
-  }
-  return 'unknown'
 }

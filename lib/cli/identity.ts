@@ -1,3 +1,5 @@
+// What the CLI says of itself, and of who runs it.
+import { readFileSync } from 'node:fs'
 import { hostname, userInfo } from 'node:os'
 
 /**
@@ -14,4 +16,20 @@ export function defaultOperator(env: NodeJS.ProcessEnv = {}): string {
     user = env.USER ?? env.LOGNAME
   }
   return user ? `${user}@${host}` : host
+}
+
+/** The version of the installed package: from its package.json, found above this file. */
+export function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const json = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: unknown
+        version?: unknown
+      }
+      if (json.name === 'lambda-singleton' && typeof json.version === 'string') return json.version
+    } catch {
+      // not there: this file runs from lib/cli (sources) or dist/lib/cli (the package)
+    }
+  }
+  return 'unknown'
 }

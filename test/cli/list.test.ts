@@ -115,4 +115,10 @@ describe('lambda-singleton watch, on a real S3 engine', () => {
     expect(watch.frames).toHaveLength(count)
     expect(watch.errors).toEqual([])
   })
+
+  it('redraws in place on a terminal', async () => {
+    const watch = new WatchingCli(['watch', '--bucket', bucket, '--prefix', 'watched/'], { s3, redraw: true })
+    expect(await watch.waitFor(/watched\/old/)).toMatch(/^\x1b\[H\x1b\[2Js3:\/\//)
+    expect(await watch.stop()).toBe(ExitCode.Ok)
+  })
 })

@@ -10,8 +10,8 @@ import {
   UsageError,
 } from '../../lib/cli/exit-codes.js'
 import { duration, type LockView, lockTable } from '../../lib/cli/format.js'
-import { commandHelp, packageVersion, programHelp } from '../../lib/cli/help.js'
-import { defaultOperator } from '../../lib/cli/identity.js'
+import { commandHelp, programHelp } from '../../lib/cli/help.js'
+import { defaultOperator, packageVersion } from '../../lib/cli/identity.js'
 import {
   ConflictReason,
   LockConflictError,
