@@ -73,7 +73,7 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
   if (code === undefined || !(error instanceof Error)) throw error
   // Refused credentials arrive as the service's answer to a request, but are configuration.
   const refused = error instanceof ConfigurationError ? undefined : refusedCredentials(error)
-  const name = refused ? ConfigurationError.name : error.name
+  const name = refused ? 'ConfigurationError' : error.name
   const message = refused
     ? `the AWS credentials were refused (${refused.name}): ${error.message}`
     : error.message
@@ -81,7 +81,7 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
   if (line.json) {
     io.err(
       JSON.stringify({
-        error: { name: error.name, message, exitCode: code, ...(raw !== undefined && { raw }) },
+        error: { name, message, exitCode: code, ...(raw !== undefined && { raw }) },
       }),
     )
     return code

@@ -69,9 +69,11 @@ describe('lambda-singleton inspect, on a real S3 engine', () => {
       credentials: { accessKeyId: 'nobody', secretAccessKey: 'wrong' },
     })
     const { code, err } = await cliIn(['inspect', ...at('locks/inspect')], { s3: stranger })
+    const json = await cliIn(['inspect', ...at('locks/inspect'), '--json'], { s3: stranger })
     stranger.destroy()
     expect(code).toBe(ExitCode.Configuration)
     expect(err).toMatch(/^ConfigurationError: the AWS credentials were refused \(InvalidAccessKeyId\)/)
+    expect(JSON.parse(json.err)).toMatchObject({ error: { name: 'ConfigurationError', exitCode: 6 } })
   })
 })
 
