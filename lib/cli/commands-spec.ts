@@ -110,7 +110,8 @@ export const COMMANDS = {
     force: 'also replace an object that may be held; never lowers the token',
     details:
       'Writes a released record carrying token N over whatever is at the key, a corrupted object ' +
-      'included. N must be above every token the lock handed out and any the object shows. Refuses ' +
+      'included. N must be above every token the lock handed out and any the object shows; the ' +
+      "store's time in milliseconds is a good choice. Refuses " +
       '(exit 4) an object it cannot prove released or expired, unless --force.',
   },
 } as const satisfies Record<string, CommandSpec>
