@@ -110,8 +110,13 @@ export async function readLocks(context: CommandContext): Promise<(LockView | Un
 /** One listed lock; `undefined` when it is gone since it was listed. */
 async function readOne(context: CommandContext, key: string): Promise<LockView | UnreadableView | undefined> {
   try {
+    const { store } = context.opened
     const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
-    return info ? viewOf(key, info, context.opened.store.serverNow()) : undefined
+    if (info) return viewOf(key, info, store.serverNow())
+    // Listed, so there: S3's 403 for a missing key means this one may not be read.
+    if (store.absenceUnconfirmed(key))
+      return { key, error: { name: 'AccessDenied', message: 'listed, but S3 answered 403 to reading it' } }
+    return undefined
   } catch (error) {
     // A key no lock can have (a DynamoDB key over 1024 bytes) is listed, not fatal to the list.
     if (!(error instanceof LockCorruptedError || error instanceof LockOptionsError)) throw error

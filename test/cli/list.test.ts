@@ -1,9 +1,10 @@
 import type { S3Client } from '@aws-sdk/client-s3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { listS3Keys } from '../../lib/cli/listing.js'
 import { ExitCode } from '../../lib/cli/main.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import { cliIn, WatchingCli } from '../support/cli.js'
+import { FaultProxy } from '../support/fault-proxy.js'
 import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -104,6 +105,28 @@ describe('lambda-singleton list, on a real S3 engine', () => {
     expect(err).toMatch(/LockStoreError: S3 ListObjectsV2 of s3:\/\/.*-missing\/\* failed: NoSuchBucket/)
   })
 
+  it('shows a listed lock that S3 refuses to read as unreadable, not as gone', async () => {
+    const proxy = new FaultProxy(inject('s3').endpoint)
+    const viaProxy = testS3Client({ endpoint: await proxy.start() })
+    try {
+      proxy.inject('GET', { kind: 'delay', ms: 0 }) // the listing passes
+      proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' }) // the read does not
+      const { code, out } = await cliIn(['list', '--bucket', bucket, '--prefix', 'jobs/a-held', '--json'], {
+        s3: viaProxy,
+      })
+      expect(code).toBe(ExitCode.Ok)
+      expect(JSON.parse(out).locks).toEqual([
+        {
+          key: 'jobs/a-held',
+          error: { name: 'AccessDenied', message: 'listed, but S3 answered 403 to reading it' },
+        },
+      ])
+    } finally {
+      viaProxy.destroy()
+      await proxy.stop()
+    }
+  })
+
   it('follows the listing across pages', async () => {
     expect(await listS3Keys(s3, bucket, 'jobs/', { pageSize: 1 })).toEqual([
       'jobs/a-held',
@@ -141,5 +164,33 @@ describe('lambda-singleton watch, on a real S3 engine', () => {
     const frame = await watch.waitFor(/watched\/old/)
     expect(frame.startsWith(`\u001b[H\u001b[2Js3://${bucket}/watched/*:`)).toBe(true)
     expect(await watch.stop()).toBe(ExitCode.Ok)
+  })
+
+  it('reports a failed refresh and goes on, but ends on a failure of the first', async () => {
+    const proxy = new FaultProxy(inject('s3').endpoint)
+    const viaProxy = testS3Client({ endpoint: await proxy.start() })
+    // The fault goes in just after a frame, so that it meets the next listing, a second later.
+    const args = ['watch', '--bucket', bucket, '--prefix', 'watched/', '--interval', '1']
+    try {
+      proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
+      expect(await cliIn(args, { s3: viaProxy })).toMatchObject({
+        code: ExitCode.Failure,
+        err: expect.stringMatching(/^LockStoreError: S3 ListObjectsV2 .* failed: AccessDenied/),
+      })
+      const watch = new WatchingCli(args, { s3: viaProxy })
+      await watch.waitFor(/watched\/old/)
+      const shown = watch.frames.length
+      proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
+      await watch.waitFor(/watched\/old/, shown)
+      expect(await watch.stop()).toBe(ExitCode.Ok)
+      expect(watch.errors).toEqual([
+        expect.stringMatching(
+          /^refresh failed, trying again in 1s: LockStoreError: S3 ListObjectsV2 .* AccessDenied/,
+        ),
+      ])
+    } finally {
+      viaProxy.destroy()
+      await proxy.stop()
+    }
   })
 })
