@@ -6,6 +6,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml, type Tags } from 'yaml'
+import { ESM_REQUIRE_BANNER } from '../../infra/scheduled-singleton-function.js'
 import {
   canonical,
   canonicalTerraform,
@@ -152,5 +153,16 @@ describe('the Terraform module', () => {
     const variables = ((fn.environment as Tree[])[0] as Tree).variables as Record<string, string>
     const lockVariables = Object.entries(variables).filter(([k]) => k.startsWith('LAMBDA_SINGLETON_'))
     expect(Object.fromEntries(lockVariables.map(([k, v]) => [k, resolve(v)]))).toEqual(s3.environment)
+  })
+})
+
+describe('the bundling command', () => {
+  it('builds an ESM bundle with the require banner the construct gives its bundles', () => {
+    const page = readFileSync(fileURLToPath(new URL('../../docs/without-cdk.md', import.meta.url)), 'utf8')
+    const command = /```sh\n(npx esbuild [\s\S]*?)```/.exec(page)?.[1] ?? ''
+    expect(command).toContain(`--banner:js="${ESM_REQUIRE_BANNER}"`)
+    for (const flag of ['--bundle', '--platform=node', '--format=esm', '--target=node24']) {
+      expect(command).toContain(flag)
+    }
   })
 })
