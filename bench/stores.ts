@@ -81,6 +81,16 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
   await measure('try a held lock (skip)', (target) => lockOn(target, 'bench/busy').tryAcquire())
   for (const lease of busy.values()) await lease?.release()
 
+  await measureRaces(targets, measure)
+  const { run, bareMs } = await measureRun(targets, rounds, measure)
+  return { rows, roundTrip, run, bareMs }
+}
+
+type Measure = (operation: string, work: (target: BenchTarget) => Promise<unknown>) => Promise<StoreRow>
+
+/** Twenty contenders at once, on a fresh key and on a released lock: exactly one may win. */
+async function measureRaces(targets: readonly BenchTarget[], measure: Measure): Promise<void> {
+  const lockOn = (target: BenchTarget, key: string) => new Lock({ store: target.store, key })
   let raceKey = 0
   await measure('race of 20 contenders on a fresh key (whole race)', async (target) => {
     const key = `bench/race-${raceKey++}`
@@ -97,16 +107,10 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
     if (winners.length !== 1) throw new Error(`${target.name}: a race had ${winners.length} winners`)
     await winners[0]?.release()
   })
-  const { run, bareMs } = await measureRun(targets, rounds, measure)
-  return { rows, roundTrip, run, bareMs }
 }
 
 /** A whole run behind the middleware, in a warm container: what a scheduled job pays per tick. */
-async function measureRun(
-  targets: readonly BenchTarget[],
-  rounds: number,
-  measure: (operation: string, work: (target: BenchTarget) => Promise<unknown>) => Promise<StoreRow>,
-) {
+async function measureRun(targets: readonly BenchTarget[], rounds: number, measure: Measure) {
   const context = (): SingletonContext =>
     ({
       functionName: 'bench-fn',

@@ -88,6 +88,14 @@ export async function comparePeers(
     interleave(contenders, rounds, (c) => sampleInvoke(containerOf(c), run('cold'), Outcome.Ran)),
   )
 
+  await heldRows(contenders, rounds, heldRounds, row)
+  return rows
+}
+
+type AddRow = (label: string, measured: Promise<Map<Contender, Measured>>) => Promise<void>
+
+/** Rows where another environment is invoked while (or after) a holder runs the job. */
+async function heldRows(contenders: readonly Contender[], rounds: number, heldRounds: number, row: AddRow) {
   // A holder and a second environment per contender, both kept warm across rounds.
   const pairs = new Map(contenders.map((c) => [c, { holder: containerOf(c), other: containerOf(c) }]))
   const whileHeld = (job: string, sameTick: boolean) =>
@@ -115,7 +123,6 @@ export async function comparePeers(
       return sampleInvoke(other, { job: 'dup-done', event: done, remainingMs: RUN_MS, work: noWork })
     }),
   )
-  return rows
 }
 
 function run(job: string): Invocation {
