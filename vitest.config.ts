@@ -45,7 +45,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000 },
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts', 'test/**/*.infra.test.ts'],
+          testTimeout: 120_000,
+        },
       },
     ],
   },

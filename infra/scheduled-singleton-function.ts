@@ -15,7 +15,7 @@ const MAX_TIMEOUT = Duration.minutes(15)
  * ESM bundles of CommonJS dependencies may call `require()` for Node built-ins, which ESM lacks;
  * this gives the bundle a real `require`.
  */
-const ESM_REQUIRE_BANNER =
+export const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 
 /** Function settings that `ScheduledSingletonFunction` passes through to `NodejsFunction`. */

@@ -1,136 +1,117 @@
 #!/usr/bin/env node
 /**
- * The operator CLI: look at a lock, free a stuck one, repair a corrupted one.
- *
- *   lambda-singleton inspect        --bucket B --key K     (or --table T for a DynamoDB lock)
- *   lambda-singleton force-release  --bucket B --key K
- *   lambda-singleton reset          --bucket B --key K --token N [--force]
- *
- * Credentials and region come from the usual AWS environment; `--endpoint` (or S3_ENDPOINT)
- * points it at another engine (S3 with path-style addressing).
+ * The operator CLI: look at locks, watch them, free a stuck one, repair a corrupted one.
+ * `lambda-singleton help` says how; commands-spec.ts is what it accepts, exit-codes.ts what it
+ * answers. Credentials and region come from the usual AWS environment.
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
-import { LockError } from '../core/errors.js'
-import { Lock } from '../core/lock.js'
-import { openStore, type StoreClients } from './store.js'
+import { LockCorruptedError } from '../core/errors.js'
+import { type CommandLine, parseCommandLine } from './args.js'
+import { RUNNERS } from './commands.js'
+import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
+import { commandHelp, programHelp, usageLine } from './help.js'
+import { defaultOperator, packageVersion } from './identity.js'
+import { type OpenStore, openStore, type StoreClients } from './store.js'
 
-const USAGE = `usage: lambda-singleton <command> (--bucket BUCKET | --table TABLE) --key KEY [options]
-
-commands:
-  inspect        print the lock record and whether it is held (reads only)
-  force-release  free a held lock now; the token goes up by one, fencing off the old holder
-  reset          replace a corrupted lock object with a released record (--token N, above any token used);
-                 refuses an object it cannot prove released or expired unless --force
-
-options:
-  --bucket B     S3 bucket of the lock objects
-  --table T      DynamoDB table of the lock items (instead of --bucket)
-  --partition-key NAME
-                 the table's partition key (default: pk)
-  --key K        the lock's key, e.g. locks/nightly-report
-  --token N      (reset) the token to store
-  --force        (reset) also replace an object that may be held; never lowers the token
-  --endpoint URL another engine (S3 default: $S3_ENDPOINT, DynamoDB: $AWS_ENDPOINT_URL_DYNAMODB; else AWS)
-  --owner NAME   who you are, recorded in the lock object (default: operator@<host>)
-  --help`
+export { ExitCode } from './exit-codes.js'
 
 export interface CliIo extends StoreClients {
-  readonly out: (line: string) => void
-  readonly err: (line: string) => void
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
   readonly env?: NodeJS.ProcessEnv
+  /** Ctrl-C: ends `watch` (exit 0), abandons reads in progress (exit 130). */
+  readonly signal?: AbortSignal
+  /** `watch` redraws a terminal in place instead of printing frame after frame. */
+  readonly redraw?: boolean
 }
 
 /** Runs one CLI command; resolves the process exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed: ReturnType<typeof parse>
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  let parsed: ReturnType<typeof parseCommandLine>
   try {
-    parsed = parse(argv)
+    parsed = parseCommandLine(argv)
   } catch (error) {
-    io.err(`${(error as Error).message}\n\n${USAGE}`)
-    return 2
+    if (!(error instanceof UsageError)) throw error
+    io.err(`lambda-singleton: ${error.message}\n${usageLine(error.command)}`)
+    return ExitCode.Usage
   }
-  const { command, values } = parsed
-  if (values.help || !command) {
-    ;(values.help ? io.out : io.err)(USAGE)
-    return values.help ? 0 : 2
+  if (parsed.kind === 'help') {
+    io.out(parsed.command === undefined ? programHelp() : commandHelp(parsed.command))
+    return ExitCode.Ok
   }
-  if (!values.bucket === !values.table || !values.key) {
-    io.err(`--key and one of --bucket (S3) or --table (DynamoDB) are required\n\n${USAGE}`)
-    return 2
+  if (parsed.kind === 'version') {
+    io.out(packageVersion())
+    return ExitCode.Ok
   }
-  const endpoint = values.endpoint ?? (values.bucket ? io.env?.S3_ENDPOINT : undefined)
-  const { store, close } = await openStore(
-    { bucket: values.bucket, table: values.table, partitionKey: values['partition-key'], endpoint },
-    io,
-  )
-  const lock = new Lock({
-    store,
-    key: values.key,
-    owner: values.owner ?? `operator@${process.env.HOSTNAME ?? 'cli'}`,
-  })
+  return run(parsed, io)
+}
+
+async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
+  let opened: OpenStore | undefined
   try {
-    switch (command) {
-      case 'inspect': {
-        const info = await lock.inspect()
-        io.out(JSON.stringify(info ? { ...info, expiresAt: info.expiresAt.toISOString() } : null, null, 2))
-        return info ? 0 : 1
-      }
-      case 'force-release': {
-        const record = await lock.forceRelease()
-        io.out(JSON.stringify(record, null, 2))
-        return record ? 0 : 1
-      }
-      case 'reset': {
-        const token = Number(values.token)
-        if (values.token === undefined || !Number.isSafeInteger(token)) {
-          io.err('reset needs --token N, an integer above any token the lock has handed out')
-          return 2
-        }
-        io.out(JSON.stringify(await lock.reset({ token, force: values.force ?? false }), null, 2))
-        return 0
-      }
-      default:
-        io.err(`unknown command "${command}"\n\n${USAGE}`)
-        return 2
-    }
+    opened = await openStore(line.target, io, io.env)
+    return await RUNNERS[line.command]({
+      line,
+      opened,
+      operator: line.owner ?? defaultOperator(io.env),
+      out: io.out,
+      err: io.err,
+      signal: io.signal,
+      redraw: io.redraw ?? false,
+    })
   } catch (error) {
-    if (!(error instanceof LockError)) throw error
-    io.err(`${error.name}: ${error.message}`)
-    if ('raw' in error) io.err(`raw object: ${String(error.raw).slice(0, 2_000)}`)
-    return 1
+    return report(error, line, io)
   } finally {
-    close()
+    opened?.close()
   }
 }
 
-function parse(argv: readonly string[]) {
-  const { positionals, values } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      bucket: { type: 'string' },
-      table: { type: 'string' },
-      'partition-key': { type: 'string' },
-      key: { type: 'string' },
-      token: { type: 'string' },
-      endpoint: { type: 'string' },
-      owner: { type: 'string' },
-      force: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
-  if (positionals.length > 1) throw new Error(`one command at a time, got: ${positionals.join(' ')}`)
-  return { command: positionals[0], values }
+/** Prints what ended the command, as text or (with --json) as one JSON object on stderr. */
+function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
+  const code = io.signal?.aborted ? ExitCode.Interrupted : exitCodeFor(error)
+  if (code === undefined || !(error instanceof Error)) throw error
+  // Refused credentials arrive as the service's answer to a request, but are configuration.
+  const refused = error instanceof ConfigurationError ? undefined : refusedCredentials(error)
+  const name = refused ? 'ConfigurationError' : error.name
+  const message = refused
+    ? `the AWS credentials were refused (${refused.name}): ${error.message}`
+    : error.message
+  const raw = error instanceof LockCorruptedError ? error.raw.slice(0, 2_000) : undefined
+  if (line.json) {
+    io.err(
+      JSON.stringify({
+        error: { name, message, exitCode: code, ...(raw !== undefined && { raw }) },
+      }),
+    )
+    return code
+  }
+  io.err(code === ExitCode.Interrupted ? 'interrupted' : `${name}: ${message}`)
+  if (raw !== undefined) {
+    io.err(`raw object: ${raw}`)
+    io.err('(`lambda-singleton help reset` says how to replace it)')
+  }
+  return code
 }
 
 const invokedDirectly = process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
 if (invokedDirectly) {
-  const code = await runCli(process.argv.slice(2), {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
+  const interrupt = new AbortController()
+  // The first Ctrl-C ends `watch` and abandons reads; writes finish (they are bounded), so that
+  // the lock is never left in doubt. A second one ends the process at once.
+  const onSignal = () => {
+    if (interrupt.signal.aborted) process.exit(ExitCode.Interrupted)
+    interrupt.abort()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  process.exitCode = await runCli(process.argv.slice(2), {
+    out: (text) => console.log(text),
+    err: (text) => console.error(text),
     env: process.env,
+    signal: interrupt.signal,
+    redraw: process.stdout.isTTY === true,
   })
-  process.exitCode = code
+  process.off('SIGINT', onSignal)
+  process.off('SIGTERM', onSignal)
 }

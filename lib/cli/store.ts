@@ -1,8 +1,12 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
-import type { LockStore } from '../core/store.js'
+import { describe } from '../aws/send.js'
+import { LockStoreError } from '../core/errors.js'
+import { ConfigurationError, LockNotFoundError, refusedCredentials } from './exit-codes.js'
+import { type ListOptions, listDynamoDBKeys, listS3Keys, s3KeyExists } from './listing.js'
+import { ObservedStore } from './observed-store.js'
 
-/** Where the lock lives, as the command line names it. */
+/** Where the locks live, as the command line names them. */
 export interface StoreTarget {
   readonly bucket?: string | undefined
   readonly table?: string | undefined
@@ -18,40 +22,135 @@ export interface StoreClients {
 }
 
 export interface OpenStore {
-  readonly store: LockStore
+  readonly store: ObservedStore
+  /** Where a key lives, for messages: `s3://bucket/key`, `key in table T`. */
+  where(key: string): string
+  /** Every key under `prefix`. */
+  listKeys(prefix: string, options?: ListOptions): Promise<string[]>
+  /**
+   * Throws `LockNotFoundError` for a key the store read as absent, once sure it is: S3 answers
+   * 403 for a missing key and for a key these credentials may not read alike, so it is listed.
+   */
+  notFound(key: string): Promise<never>
   /** Frees the client, when it was built here. */
   close(): void
 }
 
 /**
- * The store the options name. Each SDK is imported only when its store is used, so the CLI of
- * an S3-only install runs without the DynamoDB SDK, and the other way round.
+ * The store the options name, its region and credentials checked first so that a missing one is
+ * named as such. Each SDK is imported only when its store is used, so the CLI of an S3-only
+ * install runs without the DynamoDB SDK, and the other way round.
  */
-export async function openStore(target: StoreTarget, clients: StoreClients): Promise<OpenStore> {
-  const { endpoint } = target
-  if (target.table) {
-    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
-    const { DynamoDBLockStore } = await import('../dynamodb/store.js')
-    const client = clients.dynamodb ?? new DynamoDBClient({ maxAttempts: 1, ...(endpoint && { endpoint }) })
-    const partitionKey = target.partitionKey
-    return {
-      store: new DynamoDBLockStore({
-        client,
-        tableName: target.table,
-        ...(partitionKey && { partitionKey }),
-      }),
-      close: () => {
-        if (!clients.dynamodb) client.destroy()
-      },
-    }
+export async function openStore(
+  target: StoreTarget,
+  clients: StoreClients,
+  env: NodeJS.ProcessEnv = {},
+): Promise<OpenStore> {
+  const opened = target.table
+    ? await openTable(target, target.table, clients)
+    : await openBucket(target, clients, env)
+  try {
+    await checkConfiguration(opened.client)
+  } catch (error) {
+    opened.close()
+    throw error
   }
+  return opened
+}
+
+async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJS.ProcessEnv) {
   const { S3Client } = await import('@aws-sdk/client-s3')
   const { S3LockStore } = await import('../s3/store.js')
+  const bucket = target.bucket ?? ''
+  // The SDK's own variable, then the one this repository's scripts set for the local engine.
+  const endpoint = target.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.S3_ENDPOINT
   const s3 = clients.s3 ?? new S3Client(endpoint ? { endpoint, forcePathStyle: true } : {})
+  const store = new ObservedStore(new S3LockStore({ s3, bucket }))
   return {
-    store: new S3LockStore({ s3, bucket: target.bucket ?? '' }),
+    client: s3,
+    store,
+    where: (key: string) => `s3://${bucket}/${key}`,
+    listKeys: (prefix: string, options?: ListOptions) => listS3Keys(s3, bucket, prefix, options),
+    notFound: (key: string) => s3NotFound(s3, store, bucket, key),
     close: () => {
       if (!clients.s3) s3.destroy()
     },
+  }
+}
+
+async function openTable(target: StoreTarget, table: string, clients: StoreClients) {
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
+  const { DynamoDBLockStore } = await import('../dynamodb/store.js')
+  const { endpoint } = target
+  const partitionKey = target.partitionKey ?? 'pk'
+  const client = clients.dynamodb ?? new DynamoDBClient({ maxAttempts: 1, ...(endpoint && { endpoint }) })
+  const store = new ObservedStore(new DynamoDBLockStore({ client, tableName: table, partitionKey }))
+  const where = (key: string) => `"${key}" in table ${table}`
+  return {
+    client,
+    store,
+    where,
+    listKeys: (prefix: string, options?: ListOptions) =>
+      listDynamoDBKeys(client, table, partitionKey, prefix, options),
+    notFound: async (key: string): Promise<never> => {
+      throw new LockNotFoundError(`no lock ${where(key)} (partition key ${partitionKey})`, key)
+    },
+    close: () => {
+      if (!clients.dynamodb) client.destroy()
+    },
+  }
+}
+
+/**
+ * A key S3 read as absent. A 403 stands for a missing key and for one these credentials may not
+ * read alike; listing the key tells them apart, and names refused credentials when they are.
+ */
+async function s3NotFound(s3: S3Client, store: ObservedStore, bucket: string, key: string): Promise<never> {
+  const where = `s3://${bucket}/${key}`
+  if (!store.absenceUnconfirmed(key)) throw new LockNotFoundError(`no lock at ${where}`, key)
+  let exists: boolean
+  try {
+    exists = await s3KeyExists(s3, bucket, key)
+  } catch (error) {
+    if (refusedCredentials(error)) throw error
+    throw new LockStoreError(
+      `S3 answered 403 to reading ${where}: no lock is there or these credentials may not read it, ` +
+        `and listing the key to tell failed too (${describe(error)}); s3:ListBucket would let S3 tell`,
+      { key, retryable: false, cause: error },
+    )
+  }
+  if (!exists) throw new LockNotFoundError(`no lock at ${where}`, key)
+  throw new LockStoreError(`${where} exists, but these credentials may not read it (S3 answered 403)`, {
+    key,
+    retryable: false,
+  })
+}
+
+interface ConfiguredClient {
+  readonly config: { readonly region: unknown; readonly credentials: unknown }
+}
+
+/**
+ * Resolves the client's region and credentials as its first request would, so that a missing
+ * one is reported as what it is rather than as a store that "kept failing".
+ */
+async function checkConfiguration(client: ConfiguredClient): Promise<void> {
+  const { region, credentials } = client.config
+  try {
+    if (typeof region === 'function') await region()
+  } catch (error) {
+    throw new ConfigurationError(
+      'no AWS region: set AWS_REGION, or a region for your AWS_PROFILE in ~/.aws/config',
+      { cause: error },
+    )
+  }
+  try {
+    if (typeof credentials === 'function') await credentials()
+  } catch (error) {
+    throw new ConfigurationError(
+      `no AWS credentials (${(error as Error).message}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and ` +
+        'AWS_SECRET_ACCESS_KEY, or run where a role provides them',
+      { cause: error },
+    )
   }
 }

@@ -1,9 +1,9 @@
-import type { S3Client } from '@aws-sdk/client-s3'
+import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { runCli } from '../../lib/cli/main.js'
+import { ExitCode } from '../../lib/cli/main.js'
 import { LockLostError } from '../../lib/index.js'
 import { S3Lock } from '../../lib/s3/index.js'
-import { runCliProgram } from '../support/cli.js'
+import { cliIn } from '../support/cli.js'
 import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -16,126 +16,181 @@ beforeAll(async () => {
 
 afterAll(() => s3.destroy())
 
-async function cli(...argv: string[]) {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli(argv, { s3, out: (l) => out.push(l), err: (l) => err.push(l) })
-  return { code, out: out.join('\n'), err: err.join('\n') }
-}
+const cli = (...argv: string[]) => cliIn(argv, { s3 })
+const at = (key: string) => ['--bucket', bucket, '--key', key]
+const acquire = (key: string, options: { owner?: string; ttlMs?: number } = {}) =>
+  new S3Lock({ s3, bucket, key, ...options }).tryAcquire()
 
-describe('lambda-singleton CLI on a real S3 engine', () => {
-  it('inspects a held lock without writing', async () => {
-    const lease = await new S3Lock({ s3, bucket, key: 'locks/inspect', owner: 'job/1' }).tryAcquire()
+describe('lambda-singleton inspect, on a real S3 engine', () => {
+  it('prints a held lock as a table of fields, writing nothing', async () => {
+    await acquire('locks/inspect', { owner: 'job/1', ttlMs: 600_000 })
     const before = await getRaw(s3, bucket, 'locks/inspect')
-    const { code, out } = await cli('inspect', '--bucket', bucket, '--key', 'locks/inspect')
-    expect(code).toBe(0)
-    expect(JSON.parse(out)).toMatchObject({ token: lease?.token, owner: 'job/1', held: true })
+    const { code, out } = await cli('inspect', ...at('locks/inspect'))
+    expect(code).toBe(ExitCode.Ok)
+    const stored = await getRecord(s3, bucket, 'locks/inspect')
+    expect(out).toMatch(/^key +locks\/inspect$/m)
+    expect(out).toMatch(/^state +held$/m)
+    expect(out).toMatch(/^holder +job\/1$/m)
+    expect(out).toMatch(new RegExp(`^token +${stored.token}$`, 'm'))
+    expect(out).toMatch(/^expires +in (9|10)m \d\ds$/m)
     expect(await getRaw(s3, bucket, 'locks/inspect')).toEqual(before)
-    expect((await cli('inspect', '--bucket', bucket, '--key', 'locks/none')).code).toBe(1)
   })
 
-  it('force-releases a stuck lock with a higher token, fencing off the old holder', async () => {
-    const stuck = await new S3Lock({ s3, bucket, key: 'locks/stuck', ttlMs: 600_000 }).tryAcquire()
-    const { code } = await cli(
-      'force-release',
-      '--bucket',
-      bucket,
-      '--key',
-      'locks/stuck',
-      '--owner',
-      'alice',
+  it('prints it as JSON with --json, expiry by the store clock', async () => {
+    const { code, out } = await cli('inspect', ...at('locks/inspect'), '--json')
+    expect(code).toBe(ExitCode.Ok)
+    const shown = JSON.parse(out)
+    const stored = await getRecord(s3, bucket, 'locks/inspect')
+    expect(shown).toMatchObject({ key: 'locks/inspect', held: true, owner: 'job/1', token: stored.token })
+    expect(shown.record).toEqual(stored)
+    expect(shown.expiresInMs).toBeGreaterThan(500_000)
+    expect(shown.expiresInMs).toBeLessThanOrEqual(601_000)
+  })
+
+  it('says plainly that there is no lock, with its own exit code', async () => {
+    expect(await cli('inspect', ...at('locks/none'))).toEqual({
+      code: ExitCode.NotFound,
+      out: '',
+      err: `LockNotFoundError: no lock at s3://${bucket}/locks/none`,
+    })
+    const json = await cli('inspect', ...at('locks/none'), '--json')
+    expect(json).toMatchObject({ code: ExitCode.NotFound, out: '' })
+    expect(JSON.parse(json.err)).toEqual({
+      error: { name: 'LockNotFoundError', message: `no lock at s3://${bucket}/locks/none`, exitCode: 3 },
+    })
+  })
+
+  it('tells refused credentials from a missing lock, though S3 answers 403 to both', async () => {
+    const target = inject('s3')
+    const stranger = new S3Client({
+      endpoint: target.endpoint,
+      region: target.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'nobody', secretAccessKey: 'wrong' },
+    })
+    const { code, err } = await cliIn(['inspect', ...at('locks/inspect')], { s3: stranger })
+    const json = await cliIn(['inspect', ...at('locks/inspect'), '--json'], { s3: stranger })
+    stranger.destroy()
+    expect(code).toBe(ExitCode.Configuration)
+    expect(err).toMatch(/^ConfigurationError: the AWS credentials were refused \(InvalidAccessKeyId\)/)
+    expect(JSON.parse(json.err)).toMatchObject({ error: { name: 'ConfigurationError', exitCode: 6 } })
+  })
+})
+
+describe('lambda-singleton force-release, on a real S3 engine', () => {
+  it('frees a held lock and raises its token, fencing off the old holder', async () => {
+    const stuck = await acquire('locks/stuck', { ttlMs: 600_000, owner: 'stuck-run' })
+    const { code, out } = await cli('force-release', ...at('locks/stuck'), '--owner', 'alice')
+    expect(code).toBe(ExitCode.Ok)
+    const record = await getRecord(s3, bucket, 'locks/stuck')
+    expect(record).toMatchObject({ expires_at: 0, owner: 'force-released by alice' })
+    expect(record.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(out).toBe(
+      `released s3://${bucket}/locks/stuck: token ${stuck?.token} -> ${record.token}; the holder stuck-run is fenced off`,
     )
-    expect(code).toBe(0)
-    const freed = await getRecord(s3, bucket, 'locks/stuck')
-    expect(freed).toMatchObject({ expires_at: 0, owner: 'force-released by alice' })
-    expect(freed.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
-    const next = await new S3Lock({ s3, bucket, key: 'locks/stuck' }).tryAcquire()
-    expect(next?.token).toBeGreaterThan(freed.token as number)
+    expect((await acquire('locks/stuck'))?.token).toBeGreaterThan(record.token as number)
   })
 
-  it('shows a corrupted object and resets it only with an explicit token', async () => {
+  it('leaves a released lock alone and says so, unless --force', async () => {
+    await acquire('locks/free', { owner: 'done-run' }).then((lease) => lease?.release())
+    const before = await getRaw(s3, bucket, 'locks/free')
+    const refused = await cli('force-release', ...at('locks/free'))
+    expect(refused.code).toBe(ExitCode.Refused)
+    expect(refused.err).toMatch(
+      /^NotHeldError: s3:\/\/.*\/locks\/free is not held \(released, token \d+, last holder done-run\); nothing changed/,
+    )
+    expect(await getRaw(s3, bucket, 'locks/free')).toEqual(before)
+
+    const forced = await cli('force-release', ...at('locks/free'), '--force', '--json')
+    expect(forced.code).toBe(ExitCode.Ok)
+    const shown = JSON.parse(forced.out)
+    expect(shown).toMatchObject({ key: 'locks/free', released: true, previousOwner: 'done-run' })
+    expect(shown.record).toEqual(await getRecord(s3, bucket, 'locks/free'))
+    expect(shown.record.token).toBeGreaterThan(JSON.parse(before.body).token)
+  })
+
+  it('leaves an expired lock alone too, unless --force', async () => {
+    const expired = JSON.stringify({
+      v: 1,
+      token: 7,
+      expires_at: Date.now() / 1000 - 3_600,
+      owner: 'crashed',
+    })
+    await putRaw(s3, bucket, 'locks/expired', expired)
+    const refused = await cli('force-release', ...at('locks/expired'))
+    expect(refused).toMatchObject({
+      code: ExitCode.Refused,
+      err: expect.stringMatching(
+        /not held \(expired (59m \d\ds|1h 0\dm) ago, token 7, last holder crashed\)/,
+      ),
+    })
+    expect((await getRaw(s3, bucket, 'locks/expired')).body).toBe(expired)
+  })
+
+  it('creates nothing where there is no lock', async () => {
+    expect(await cli('force-release', ...at('locks/never'))).toMatchObject({ code: ExitCode.NotFound })
+    await expect(getRaw(s3, bucket, 'locks/never')).rejects.toMatchObject({ name: 'NoSuchKey' })
+  })
+})
+
+describe('lambda-singleton reset, on a real S3 engine', () => {
+  it('shows a corrupted object, and replaces it only when forced, with the token given', async () => {
     await putRaw(s3, bucket, 'locks/corrupt', 'not json')
-    const refused = await cli('inspect', '--bucket', bucket, '--key', 'locks/corrupt')
-    expect(refused.code).toBe(1)
-    expect(refused.err).toMatch(/LockCorruptedError[\s\S]*raw object: not json/)
-    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt')).code).toBe(2)
-    const unforced = await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', '--token', '500')
+    const refused = await cli('inspect', ...at('locks/corrupt'))
+    expect(refused.code).toBe(ExitCode.Corrupted)
+    expect(refused.err).toMatch(/LockCorruptedError[\s\S]*raw object: not json[\s\S]*help reset/)
+    expect((await cli('reset', ...at('locks/corrupt'))).code).toBe(ExitCode.Usage)
+    const unforced = await cli('reset', ...at('locks/corrupt'), '--token', '500')
     expect(unforced).toMatchObject({
-      code: 1,
+      code: ExitCode.Refused,
       err: expect.stringMatching(/LockConflictError: .*without force/),
     })
     expect((await getRaw(s3, bucket, 'locks/corrupt')).body).toBe('not json')
-    const forced = ['--token', '500', '--force']
-    expect((await cli('reset', '--bucket', bucket, '--key', 'locks/corrupt', ...forced)).code).toBe(0)
-    expect((await new S3Lock({ s3, bucket, key: 'locks/corrupt' }).tryAcquire())?.token).toBeGreaterThan(500)
+    const forced = await cli('reset', ...at('locks/corrupt'), '--token', '500', '--force')
+    expect(forced).toMatchObject({
+      code: ExitCode.Ok,
+      out: `reset s3://${bucket}/locks/corrupt: released, token 500`,
+    })
+    expect((await acquire('locks/corrupt'))?.token).toBeGreaterThan(500)
+  })
+
+  it('refuses a token in any form but plain decimal digits, writing nothing', async () => {
+    await putRaw(s3, bucket, 'locks/exponent', 'not json')
+    for (const token of ['1e3', '0x3e8', '1000.0', '+1000']) {
+      const { code, err } = await cli('reset', ...at('locks/exponent'), '--token', token, '--force')
+      expect(code).toBe(ExitCode.Usage)
+      expect(err).toMatch(/--token must be a plain decimal integer/)
+    }
+    expect((await getRaw(s3, bucket, 'locks/exponent')).body).toBe('not json')
   })
 
   it('refuses a reset token that would leave no safe token above it, writing nothing', async () => {
-    const lease = await new S3Lock({ s3, bucket, key: 'locks/last-token', owner: 'job/3' }).tryAcquire()
-    await lease?.release()
+    await acquire('locks/last-token', { owner: 'job/3' }).then((lease) => lease?.release())
     const before = await getRaw(s3, bucket, 'locks/last-token')
     const { code, err } = await cli(
       'reset',
-      '--bucket',
-      bucket,
-      '--key',
-      'locks/last-token',
+      ...at('locks/last-token'),
       '--token',
       String(Number.MAX_SAFE_INTEGER),
     )
-    expect(code).toBe(1)
+    expect(code).toBe(ExitCode.Usage)
     expect(err).toMatch(/LockOptionsError: reset token must be an integer from 0 to 9007199254740990/)
     expect(await getRaw(s3, bucket, 'locks/last-token')).toEqual(before)
-    const next = await new S3Lock({ s3, bucket, key: 'locks/last-token' }).tryAcquire()
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses to reset a held record of an unknown version, or below a token written as a string', async () => {
     const future = JSON.stringify({ v: 2, token: 5, expires_at: Date.now() / 1000 + 3600, owner: 'newer' })
     await putRaw(s3, bucket, 'locks/newer', future)
-    const args = ['reset', '--bucket', bucket, '--key', 'locks/newer']
-    expect(await cli(...args, '--token', '9')).toMatchObject({
-      code: 1,
+    expect(await cli('reset', ...at('locks/newer'), '--token', '9')).toMatchObject({
+      code: ExitCode.Refused,
       err: expect.stringMatching(/LockConflictError: .*without force/),
     })
     expect((await getRaw(s3, bucket, 'locks/newer')).body).toBe(future)
     const stringToken = JSON.stringify({ v: 1, token: '5', expires_at: 0, owner: 'x' })
     await putRaw(s3, bucket, 'locks/string-token', stringToken)
-    const low = await cli(
-      'reset',
-      '--bucket',
-      bucket,
-      '--key',
-      'locks/string-token',
-      '--token',
-      '1',
-      '--force',
-    )
-    expect(low).toMatchObject({ code: 1, err: expect.stringMatching(/above the token 5/) })
+    const low = await cli('reset', ...at('locks/string-token'), '--token', '1', '--force')
+    expect(low).toMatchObject({ code: ExitCode.Refused, err: expect.stringMatching(/above the token 5/) })
     expect((await getRaw(s3, bucket, 'locks/string-token')).body).toBe(stringToken)
-  })
-
-  it('explains its usage on bad arguments', async () => {
-    expect((await cli()).code).toBe(2)
-    expect((await cli('inspect', '--bucket', bucket)).err).toMatch(
-      /--key and one of --bucket \(S3\) or --table/,
-    )
-    expect((await cli('inspect', '--bucket', bucket, '--table', 't', '--key', 'k')).code).toBe(2)
-    expect((await cli('explode', '--bucket', bucket, '--key', 'k')).err).toMatch(/unknown command "explode"/)
-    expect((await cli('inspect', '--nope')).code).toBe(2)
-    expect(await cli('--help')).toMatchObject({ code: 0, out: expect.stringMatching(/^usage:/) })
-  })
-
-  it('runs as a program', async () => {
-    const target = inject('s3')
-    const lease = await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
-    const stdout = await runCliProgram(['inspect', '--bucket', bucket, '--key', 'locks/program'], {
-      S3_ENDPOINT: target.endpoint,
-      AWS_REGION: target.region,
-      AWS_ACCESS_KEY_ID: target.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-    })
-    expect(JSON.parse(stdout)).toMatchObject({ token: lease?.token, owner: 'job/2', held: true })
   })
 })

@@ -1,9 +1,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { runCli } from '../../lib/cli/main.js'
+import { listDynamoDBKeys } from '../../lib/cli/listing.js'
+import { ExitCode } from '../../lib/cli/main.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { Lock, LockLostError } from '../../lib/index.js'
-import { runCliProgram } from '../support/cli.js'
+import { cliIn, runCliProgram, WatchingCli } from '../support/cli.js'
 import { freshTable, getItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
 
 let client: DynamoDBClient
@@ -24,64 +25,140 @@ const lock = (key: string, options: { owner?: string; ttlMs?: number } = {}) =>
     ...options,
   })
 const item = (key: string) => getItem(client, tableName, { [PARTITION_KEY]: { S: key } })
-
-async function cli(...argv: string[]) {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli([...argv, '--table', tableName, '--partition-key', PARTITION_KEY], {
-    dynamodb: client,
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-  })
-  return { code, out: out.join('\n'), err: err.join('\n') }
-}
+const tokenOf = async (key: string) => Number((await item(key))?.token?.N)
+const table = () => ['--table', tableName, '--partition-key', PARTITION_KEY]
+const cli = (...argv: string[]) => cliIn([...argv, ...table()], { dynamodb: client })
 
 describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
   it('inspects a held lock without writing', async () => {
-    const lease = await lock('locks/inspect', { owner: 'job/1' }).tryAcquire()
+    await lock('locks/inspect', { owner: 'job/1', ttlMs: 600_000 }).tryAcquire()
     const before = await item('locks/inspect')
-    const { code, out } = await cli('inspect', '--key', 'locks/inspect')
-    expect(code).toBe(0)
-    expect(JSON.parse(out)).toMatchObject({ token: lease?.token, owner: 'job/1', held: true })
+    const { code, out } = await cli('inspect', '--key', 'locks/inspect', '--json')
+    expect(code).toBe(ExitCode.Ok)
+    expect(JSON.parse(out)).toMatchObject({
+      token: await tokenOf('locks/inspect'),
+      owner: 'job/1',
+      held: true,
+    })
+    expect(JSON.parse(out).expiresInMs).toBeGreaterThan(500_000)
     expect(await item('locks/inspect')).toEqual(before)
-    expect((await cli('inspect', '--key', 'locks/none')).code).toBe(1)
   })
 
-  it('force-releases a stuck lock with a higher token, fencing off the old holder', async () => {
+  it('says plainly that there is no lock, with its own exit code', async () => {
+    expect(await cli('inspect', '--key', 'locks/none')).toEqual({
+      code: ExitCode.NotFound,
+      out: '',
+      err: `LockNotFoundError: no lock "locks/none" in table ${tableName} (partition key ${PARTITION_KEY})`,
+    })
+  })
+
+  it('force-releases a held lock, raising its token and fencing off the old holder', async () => {
     const stuck = await lock('locks/stuck', { ttlMs: 600_000 }).tryAcquire()
-    expect((await cli('force-release', '--key', 'locks/stuck', '--owner', 'alice')).code).toBe(0)
-    const freed = await item('locks/stuck')
-    expect(freed).toMatchObject({ expires_at: { N: '0' }, owner: { S: 'force-released by alice' } })
-    const forced = Number(freed?.token?.N)
+    expect((await cli('force-release', '--key', 'locks/stuck', '--owner', 'alice')).code).toBe(ExitCode.Ok)
+    expect(await item('locks/stuck')).toMatchObject({
+      expires_at: { N: '0' },
+      owner: { S: 'force-released by alice' },
+    })
+    const forced = await tokenOf('locks/stuck')
     expect(forced).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
     expect((await lock('locks/stuck').tryAcquire())?.token).toBeGreaterThan(forced)
   })
 
+  it('leaves a lock that is not held alone and says so, unless --force', async () => {
+    await lock('locks/free', { owner: 'done' })
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    const before = await item('locks/free')
+    const refused = await cli('force-release', '--key', 'locks/free')
+    expect(refused).toMatchObject({
+      code: ExitCode.Refused,
+      err: expect.stringMatching(/is not held \(released/),
+    })
+    expect(await item('locks/free')).toEqual(before)
+    expect((await cli('force-release', '--key', 'locks/free', '--force')).code).toBe(ExitCode.Ok)
+    expect(await tokenOf('locks/free')).toBeGreaterThan(Number(before?.token?.N))
+  })
+
   it('shows an item it cannot read and resets it only with an explicit token', async () => {
     await putRawItem(client, tableName, { [PARTITION_KEY]: { S: 'locks/corrupt' } }, '{"token":"five"}')
     const refused = await cli('inspect', '--key', 'locks/corrupt')
-    expect(refused.code).toBe(1)
+    expect(refused.code).toBe(ExitCode.Corrupted)
     expect(refused.err).toMatch(/LockCorruptedError/)
-    expect((await cli('reset', '--key', 'locks/corrupt')).code).toBe(2)
+    expect((await cli('reset', '--key', 'locks/corrupt')).code).toBe(ExitCode.Usage)
     // It shows no expiry, so only a forced reset replaces it.
-    expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500')).code).toBe(1)
-    expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500', '--force')).code).toBe(0)
+    expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500')).code).toBe(ExitCode.Refused)
+    expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500', '--force')).code).toBe(ExitCode.Ok)
     expect((await lock('locks/corrupt').tryAcquire())?.token).toBeGreaterThan(500)
   })
+})
 
-  it('runs as a program, with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
+describe('lambda-singleton list and watch on a DynamoDB table', () => {
+  beforeAll(async () => {
+    await lock('jobs/a', { owner: 'run/a', ttlMs: 600_000 }).tryAcquire()
+    await lock('jobs/b', { owner: 'run/b' })
+      .tryAcquire()
+      .then((lease) => lease?.release())
+    await lock('other/c', { owner: 'run/c' }).tryAcquire()
+  })
+
+  it('lists the locks whose key starts with the prefix, by a Scan', async () => {
+    const { code, out } = await cli('list', '--prefix', 'jobs/')
+    expect(code).toBe(ExitCode.Ok)
+    const rows = out.split('\n').map((line) => line.split(/\s{2,}/))
+    expect(rows.map((row) => row.slice(0, 4))).toEqual([
+      ['KEY', 'STATE', 'HOLDER', 'TOKEN'],
+      ['jobs/a', 'held', 'run/a', String(await tokenOf('jobs/a'))],
+      ['jobs/b', 'free', 'run/b', String(await tokenOf('jobs/b'))],
+    ])
+  })
+
+  it('follows the Scan across pages, past items outside the prefix', async () => {
+    expect(await listDynamoDBKeys(client, tableName, PARTITION_KEY, 'jobs/', { pageSize: 1 })).toEqual([
+      'jobs/a',
+      'jobs/b',
+    ])
+  })
+
+  it('watches with --json, one document per refresh, until interrupted', async () => {
+    const watch = new WatchingCli(['watch', '--prefix', 'jobs/', '--interval', '0.2', '--json', ...table()], {
+      dynamodb: client,
+    })
+    const keysIn = (frame: string) => JSON.parse(frame).locks.map((shown: { key: string }) => shown.key)
+    expect(keysIn(await watch.waitFor(/./))).toEqual(['jobs/a', 'jobs/b'])
+    await lock('jobs/c', { owner: 'run/new' }).tryAcquire()
+    expect(keysIn(await watch.waitFor(/jobs\/c/))).toEqual(['jobs/a', 'jobs/b', 'jobs/c'])
+    expect(await watch.stop()).toBe(ExitCode.Ok)
+    for (const frame of watch.frames) expect(frame).not.toContain('\n')
+    expect(watch.errors).toEqual([])
+  })
+})
+
+describe('lambda-singleton as a program on a DynamoDB table', () => {
+  const env = () => {
     const target = inject('dynamodb')
-    const lease = await lock('locks/program', { owner: 'job/2' }).tryAcquire()
-    const stdout = await runCliProgram(
-      ['inspect', '--table', tableName, '--partition-key', PARTITION_KEY, '--key', 'locks/program'],
-      {
-        AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-        AWS_REGION: target.region,
-        AWS_ACCESS_KEY_ID: target.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-      },
+    return {
+      AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
+      AWS_REGION: target.region,
+      AWS_ACCESS_KEY_ID: target.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+    }
+  }
+
+  it('runs with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
+    await lock('locks/program', { owner: 'job/2' }).tryAcquire()
+    const { code, stdout } = await runCliProgram(
+      ['inspect', ...table(), '--key', 'locks/program', '--json'],
+      env(),
     )
-    expect(JSON.parse(stdout)).toMatchObject({ token: lease?.token, owner: 'job/2', held: true })
+    expect(code).toBe(ExitCode.Ok)
+    expect(JSON.parse(stdout)).toMatchObject({ key: 'locks/program', owner: 'job/2', held: true })
+  })
+
+  it('names a missing region as configuration', async () => {
+    const { AWS_REGION: _region, ...noRegion } = env()
+    const { code, stderr } = await runCliProgram(['list', ...table()], noRegion)
+    expect(code).toBe(ExitCode.Configuration)
+    expect(stderr).toMatch(/^ConfigurationError: no AWS region/)
   })
 })

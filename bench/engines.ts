@@ -1,0 +1,62 @@
+/**
+ * The two engines the benchmark runs on (`npm run bench` starts the local Ceph engine and
+ * DynamoDB Local; S3_ENDPOINT and DYNAMODB_ENDPOINT point it elsewhere), and clients for them.
+ * Every client is made with retries off, so each counted request is one the engine answered.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  type AttributeDefinition,
+  CreateTableCommand,
+  DynamoDBClient,
+  type KeySchemaElement,
+} from '@aws-sdk/client-dynamodb'
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
+
+export const region = process.env.AWS_REGION ?? 'us-east-1'
+
+export interface S3Engine {
+  readonly endpoint: string
+  /** A bucket made for this run of the benchmark. */
+  readonly bucket: string
+  client(): S3Client
+}
+
+export interface DynamoDBEngine {
+  readonly endpoint: string
+  client(): DynamoDBClient
+  /** Creates an on-demand table with a string partition key `key`; returns its name. */
+  createTable(purpose: string, key: string): Promise<string>
+}
+
+export async function s3Engine(endpoint: string): Promise<S3Engine> {
+  const client = () => new S3Client({ endpoint, region, forcePathStyle: true, maxAttempts: 1 })
+  const bucket = `lambda-singleton-bench-${randomUUID().slice(0, 8)}`
+  const admin = client()
+  await admin.send(new CreateBucketCommand({ Bucket: bucket }))
+  admin.destroy()
+  return { endpoint, bucket, client }
+}
+
+export function dynamodbEngine(endpoint: string): DynamoDBEngine {
+  const client = () => new DynamoDBClient({ endpoint, region, maxAttempts: 1 })
+  return {
+    endpoint,
+    client,
+    async createTable(purpose, key) {
+      const tableName = `bench-${purpose}-${randomUUID().slice(0, 8)}`
+      const attributes: AttributeDefinition[] = [{ AttributeName: key, AttributeType: 'S' }]
+      const schema: KeySchemaElement[] = [{ AttributeName: key, KeyType: 'HASH' }]
+      const admin = client()
+      await admin.send(
+        new CreateTableCommand({
+          TableName: tableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: attributes,
+          KeySchema: schema,
+        }),
+      )
+      admin.destroy()
+      return tableName
+    },
+  }
+}

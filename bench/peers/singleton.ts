@@ -1,0 +1,78 @@
+/**
+ * lambda-singleton itself, as a user deploys it: the `singleton()` Middy middleware with its
+ * defaults (lease held to the invocation's deadline, tick dedupe on the Scheduler payload), on
+ * an S3 bucket or a DynamoDB table.
+ */
+import { randomUUID } from 'node:crypto'
+import middy from '@middy/core'
+import type { Context } from 'aws-lambda'
+import type { LockStore, SingletonScheduleEvent } from 'lambda-singleton'
+import { DynamoDBLockStore } from 'lambda-singleton/dynamodb'
+import {
+  isSkipResult,
+  type SingletonContext,
+  SkipReason,
+  silentLogger,
+  singleton,
+} from 'lambda-singleton/middy'
+import { S3LockStore } from 'lambda-singleton/s3'
+import { countRequests } from '../../test/support/requests.js'
+import type { DynamoDBEngine, S3Engine } from '../engines.js'
+import { DYNAMODB_PRICES, S3_PRICES } from '../prices.js'
+import { type Container, type Contender, type Invocation, Outcome, type RequestCounter } from './contender.js'
+
+export function singletonOnS3(engine: S3Engine): Contender {
+  return {
+    name: 'lambda-singleton, S3',
+    engine: 'S3',
+    pricePerMillion: S3_PRICES,
+    container: () => {
+      const s3 = engine.client()
+      return singletonContainer(new S3LockStore({ s3, bucket: engine.bucket }), countRequests(s3), () =>
+        s3.destroy(),
+      )
+    },
+    close: async () => {},
+  }
+}
+
+export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): Contender {
+  return {
+    name: 'lambda-singleton, DynamoDB',
+    engine: 'DynamoDB',
+    pricePerMillion: DYNAMODB_PRICES,
+    container: () => {
+      const client = engine.client()
+      return singletonContainer(new DynamoDBLockStore({ client, tableName }), countRequests(client), () =>
+        client.destroy(),
+      )
+    },
+    close: async () => {},
+  }
+}
+
+/** One execution environment: its own store (and so its own cache of its last write). */
+function singletonContainer(store: LockStore, requests: RequestCounter, close: () => void): Container {
+  // Lambda runs one invocation at a time in an environment, so one slot for the job suffices.
+  let job: () => Promise<unknown> = async () => undefined
+  // No early timeout: a crash is a job that never ends, and Middy would end it gracefully.
+  const handler = middy<SingletonScheduleEvent, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
+    .use(singleton({ store, logger: silentLogger })) // the lock key is locks/<function name>
+    .handler(() => job())
+  return {
+    requests,
+    close,
+    async invoke(invocation: Invocation): Promise<Outcome> {
+      job = invocation.work
+      const deadline = Date.now() + invocation.remainingMs
+      const context = {
+        functionName: invocation.job,
+        awsRequestId: randomUUID(),
+        getRemainingTimeInMillis: () => deadline - Date.now(),
+      } as Context as SingletonContext
+      const result = await handler(invocation.event, context)
+      if (!isSkipResult(result)) return Outcome.Ran
+      return result.reason === SkipReason.Held ? Outcome.SkippedHeld : Outcome.SkippedDuplicate
+    },
+  }
+}

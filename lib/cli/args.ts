@@ -1,0 +1,158 @@
+import { parseArgs } from 'node:util'
+import { COMMANDS, type CommandName, isCommandName, OPTIONS, type OptionName } from './commands-spec.js'
+import { UsageError } from './exit-codes.js'
+import type { StoreTarget } from './store.js'
+
+/** A command to run, its options checked and converted. */
+export interface CommandLine {
+  readonly command: CommandName
+  readonly target: StoreTarget
+  readonly key?: string
+  /** Keys to list: '' for all. */
+  readonly prefix: string
+  readonly token?: number
+  readonly force: boolean
+  readonly owner?: string
+  readonly intervalMs: number
+  readonly json: boolean
+}
+
+export type Parsed =
+  | { readonly kind: 'help'; readonly command?: CommandName }
+  | { readonly kind: 'version' }
+  | ({ readonly kind: 'run' } & CommandLine)
+
+const DEFAULT_INTERVAL_MS = 2_000
+const INTERVAL_RANGE_S = { min: 0.1, max: 3_600 } as const
+
+type Values = Partial<Record<OptionName, string | boolean>>
+type Token = { kind: string; name?: string; rawName?: string; value?: string | undefined; index: number }
+
+/**
+ * Reads the command line. Throws `UsageError` for anything it cannot take exactly as meant: an
+ * unknown command or option, an option the command does not take or given twice, an empty or
+ * malformed value. `--help` anywhere asks for help, the command's when one is named.
+ */
+export function parseCommandLine(argv: readonly string[]): Parsed {
+  const named = argv.find(isCommandName)
+  const beforeEnd = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv
+  if (beforeEnd.includes('--help') || beforeEnd.includes('-h')) {
+    return named === undefined ? { kind: 'help' } : { kind: 'help', command: named }
+  }
+  const { values, positionals, tokens } = strictParse(argv)
+  const [name, ...rest] = positionals
+  if (name === 'help') {
+    if (rest.length > 1 || tokens.some((token) => token.kind === 'option'))
+      throw new UsageError('help takes at most one command name and no options')
+    if (rest[0] === undefined) return { kind: 'help' }
+    return { kind: 'help', command: commandNamed(rest[0]) }
+  }
+  if (values.version) {
+    if (positionals.length > 0 || tokens.filter((token) => token.kind === 'option').length > 1)
+      throw new UsageError('--version takes no command and no other option')
+    return { kind: 'version' }
+  }
+  if (name === undefined) throw new UsageError('no command given')
+  const command = commandNamed(name)
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`, command)
+  checkOptionsOf(command, tokens)
+  return { kind: 'run', ...commandLine(command, values) }
+}
+
+function strictParse(argv: readonly string[]) {
+  try {
+    const parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, tokens: true })
+    return {
+      values: parsed.values as Values,
+      positionals: parsed.positionals,
+      tokens: parsed.tokens as Token[],
+    }
+  } catch (error) {
+    throw usageErrorOf(error)
+  }
+}
+
+/** Node's message for a command line it cannot read, said the way the rest of this CLI says it. */
+function usageErrorOf(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) return error
+  const message = (error as Error).message
+  const option = /^(?:Unknown option|Option) '(-[^' ]+)/.exec(message)?.[1]
+  if (option === undefined) return new UsageError(message.split('\n')[0] ?? message)
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option ${option}`)
+  if (/does not take an argument/.test(message)) return new UsageError(`${option} takes no value`)
+  // "argument missing", or "ambiguous": the next word starts with a dash, like `--token -1`.
+  return new UsageError(`${option} needs a value (one that starts with "-" is written ${option}=-…)`)
+}
+
+function commandNamed(name: string): CommandName {
+  if (!isCommandName(name)) throw new UsageError(`unknown command "${name}"`)
+  return name
+}
+
+/** Options the command does not take, given twice, or given an empty value. */
+function checkOptionsOf(command: CommandName, tokens: readonly Token[]): void {
+  const takes: readonly string[] = COMMANDS[command].options
+  const seen = new Set<string>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue
+    const shown = token.rawName ?? `--${token.name}`
+    if (!takes.includes(token.name)) throw new UsageError(`${command} does not take ${shown}`, command)
+    if (seen.has(token.name)) throw new UsageError(`${shown} given more than once`, command)
+    seen.add(token.name)
+    if (token.value !== undefined && token.value.trim() === '')
+      throw new UsageError(`${shown} needs a value`, command)
+  }
+  for (const option of COMMANDS[command].required) {
+    if (!seen.has(option)) throw new UsageError(`${command} needs --${option}`, command)
+  }
+}
+
+function commandLine(command: CommandName, values: Values): CommandLine {
+  const text = (name: OptionName): string | undefined => {
+    const value = values[name]
+    return typeof value === 'string' ? value : undefined
+  }
+  const bucket = text('bucket')
+  const table = text('table')
+  if (!bucket === !table)
+    throw new UsageError('give one of --bucket (an S3 bucket) or --table (a DynamoDB table)', command)
+  if (bucket && values['partition-key'] !== undefined)
+    throw new UsageError('--partition-key names a DynamoDB attribute: it goes with --table', command)
+  const token = text('token')
+  const interval = text('interval')
+  return {
+    command,
+    target: { bucket, table, partitionKey: text('partition-key'), endpoint: text('endpoint') },
+    key: text('key'),
+    prefix: text('prefix') ?? '',
+    ...(token !== undefined && { token: plainInteger(token, command) }),
+    force: values.force === true,
+    owner: text('owner'),
+    intervalMs: interval === undefined ? DEFAULT_INTERVAL_MS : seconds(interval, command),
+    json: values.json === true,
+  }
+}
+
+/** A token as an operator types it: decimal digits only (no `1e3`, `0x10`, `+5` or `5.0`). */
+export function plainInteger(text: string, command?: CommandName): number {
+  const value = Number(text)
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw new UsageError(
+      `--token must be a plain decimal integer up to ${Number.MAX_SAFE_INTEGER}, got "${text}"`,
+      command,
+    )
+  }
+  return value
+}
+
+function seconds(text: string, command: CommandName): number {
+  const value = Number(text)
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || value < INTERVAL_RANGE_S.min || value > INTERVAL_RANGE_S.max) {
+    throw new UsageError(
+      `--interval must be a number of seconds from ${INTERVAL_RANGE_S.min} to ${INTERVAL_RANGE_S.max}, got "${text}"`,
+      command,
+    )
+  }
+  return Math.round(value * 1000)
+}

@@ -1,0 +1,122 @@
+/**
+ * What the CLI accepts: every option once, and for each command the options it takes. The
+ * parser (args.ts) and the help (help.ts) both read these tables, so they cannot disagree.
+ */
+
+export interface OptionSpec {
+  readonly type: 'string' | 'boolean'
+  readonly short?: string
+  /** The placeholder shown in help for a string option's value. */
+  readonly value?: string
+  readonly help: string
+}
+
+export const OPTIONS = {
+  bucket: { type: 'string', value: 'BUCKET', help: 'S3 bucket of the lock objects' },
+  table: { type: 'string', value: 'TABLE', help: 'DynamoDB table of the lock items (instead of --bucket)' },
+  'partition-key': {
+    type: 'string',
+    value: 'NAME',
+    help: "the table's partition key attribute (default: pk); only with --table",
+  },
+  endpoint: {
+    type: 'string',
+    value: 'URL',
+    help: 'another engine (default: $AWS_ENDPOINT_URL_S3 or $S3_ENDPOINT for S3, path-style; $AWS_ENDPOINT_URL_DYNAMODB for DynamoDB; else AWS)',
+  },
+  key: { type: 'string', value: 'KEY', help: "the lock's key, e.g. locks/nightly-report" },
+  prefix: {
+    type: 'string',
+    value: 'PREFIX',
+    help: 'only the locks whose key starts with PREFIX (default: all)',
+  },
+  token: {
+    type: 'string',
+    value: 'N',
+    help: 'the token to store: a plain decimal integer above any token the lock handed out',
+  },
+  force: { type: 'boolean', help: '' },
+  owner: {
+    type: 'string',
+    value: 'NAME',
+    help: 'who you are, written into the record (default: <user>@<host name>)',
+  },
+  interval: { type: 'string', value: 'SECONDS', help: 'time between refreshes (default: 2)' },
+  json: { type: 'boolean', help: 'print JSON instead of a table (watch: one JSON document per line)' },
+  help: { type: 'boolean', short: 'h', help: "print this command's help" },
+  version: { type: 'boolean', help: 'print the version' },
+} as const satisfies Record<string, OptionSpec>
+export type OptionName = keyof typeof OPTIONS
+
+export interface CommandSpec {
+  /** One line for the list of commands. */
+  readonly summary: string
+  /** The command's own arguments, after the store options, for its usage line. */
+  readonly synopsis: string
+  readonly options: readonly OptionName[]
+  /** Options that must be given. */
+  readonly required: readonly OptionName[]
+  /** What `--force` does for this command, when it takes it. */
+  readonly force?: string
+  /** A paragraph for the command's help. */
+  readonly details: string
+}
+
+const STORE_OPTIONS = ['bucket', 'table', 'partition-key', 'endpoint', 'json'] as const
+
+export const COMMANDS = {
+  inspect: {
+    summary: 'print one lock: holder, token, expiry, last run (reads only)',
+    synopsis: '--key KEY',
+    options: [...STORE_OPTIONS, 'key'],
+    required: ['key'],
+    details:
+      'Reads the lock and prints it; "held" is judged as a contender would judge it now, by the store\'s clock.',
+  },
+  list: {
+    summary: 'every lock under a prefix, one row each (reads only)',
+    synopsis: '[--prefix PREFIX]',
+    options: [...STORE_OPTIONS, 'prefix'],
+    required: [],
+    details:
+      'Lists the keys under the prefix (S3: ListObjectsV2, needs s3:ListBucket; DynamoDB: a Scan filtered ' +
+      'by key prefix, needs dynamodb:Scan) and reads each lock (s3:GetObject, dynamodb:GetItem). ' +
+      'An object that is not a lock record shows as unreadable.',
+  },
+  watch: {
+    summary: 'the list, refreshed until Ctrl-C (reads only)',
+    synopsis: '[--prefix PREFIX] [--interval SECONDS]',
+    options: [...STORE_OPTIONS, 'prefix', 'interval'],
+    required: [],
+    details:
+      'Shows what `list` shows, again every interval, until interrupted (Ctrl-C, SIGINT or SIGTERM), ' +
+      'then exits 0. A failed refresh is reported and the next one tried; a failure of the first ends it.',
+  },
+  'force-release': {
+    summary: 'free a held lock now, fencing off its holder',
+    synopsis: '--key KEY [--force] [--owner NAME]',
+    options: [...STORE_OPTIONS, 'key', 'force', 'owner'],
+    required: ['key'],
+    force: 'also raise the token of a lock that is not held (released or expired)',
+    details:
+      "Releases the lock and raises its token, so the stuck holder's fenced writes, renewals and release " +
+      'are refused from then on. A lock that is not held is left as it is (exit 4) unless --force.',
+  },
+  reset: {
+    summary: 'replace a corrupted lock object with a released record',
+    synopsis: '--key KEY --token N [--force] [--owner NAME]',
+    options: [...STORE_OPTIONS, 'key', 'token', 'force', 'owner'],
+    required: ['key', 'token'],
+    force: 'also replace an object that may be held; never lowers the token',
+    details:
+      'Writes a released record carrying token N over whatever is at the key, a corrupted object ' +
+      'included. N must be above every token the lock handed out and any the object shows; the ' +
+      "store's time in milliseconds is a good choice. Refuses " +
+      '(exit 4) an object it cannot prove released or expired, unless --force.',
+  },
+} as const satisfies Record<string, CommandSpec>
+export type CommandName = keyof typeof COMMANDS
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name)
+}

@@ -1,0 +1,125 @@
+import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
+import { Lock, type LockInfo } from '../core/lock.js'
+import type { CommandLine } from './args.js'
+import type { CommandName } from './commands-spec.js'
+import { ExitCode, NotHeldError } from './exit-codes.js'
+import { duration, type LockView, lockLines, lockTable, type UnreadableView, viewOf } from './format.js'
+import type { OpenStore } from './store.js'
+import { watch } from './watch.js'
+
+/** What a command runs with. */
+export interface CommandContext {
+  readonly line: CommandLine
+  readonly opened: OpenStore
+  /** Who runs it, for the records it writes. */
+  readonly operator: string
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+  /** Ends `watch`; abandons reads in progress. */
+  readonly signal?: AbortSignal | undefined
+  /** `watch` redraws in place (a terminal) rather than printing frame after frame. */
+  readonly redraw: boolean
+}
+
+/** Reads in flight at once while listing. */
+const LIST_CONCURRENCY = 8
+
+export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<ExitCode>> = {
+  inspect,
+  list,
+  watch: (context) => watch(context, () => readLocks(context)),
+  'force-release': forceRelease,
+  reset,
+}
+
+function lockAt(context: CommandContext, key: string): Lock {
+  return new Lock({ store: context.opened.store, key, owner: context.operator })
+}
+
+/** The lock at the command's key, or `LockNotFoundError`. */
+async function inspected(context: CommandContext): Promise<{ info: LockInfo; view: LockView }> {
+  const key = context.line.key ?? ''
+  const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
+  if (!info) return context.opened.notFound(key)
+  return { info, view: viewOf(key, info, context.opened.store.serverNow()) }
+}
+
+async function inspect(context: CommandContext): Promise<ExitCode> {
+  const { info, view } = await inspected(context)
+  if (context.line.json)
+    context.out(JSON.stringify({ ...view, etag: info.etag, record: info.record }, null, 2))
+  else context.out(lockLines(view, info.record, info.etag).join('\n'))
+  return ExitCode.Ok
+}
+
+async function forceRelease(context: CommandContext): Promise<ExitCode> {
+  const { line, opened } = context
+  const key = line.key ?? ''
+  const { info, view } = await inspected(context)
+  if (!info.held && !line.force) {
+    const state = view.released ? 'released' : `expired ${duration(-(view.expiresInMs ?? 0))} ago`
+    throw new NotHeldError(
+      `${opened.where(key)} is not held (${state}, token ${info.token}, last holder ${info.owner}); ` +
+        'nothing changed. Add --force to raise its token anyway',
+    )
+  }
+  const record = await lockAt(context, key).forceRelease()
+  if (!record) return opened.notFound(key)
+  if (line.json) {
+    context.out(JSON.stringify({ key, released: true, previousOwner: info.owner, record }, null, 2))
+  } else {
+    context.out(
+      `released ${opened.where(key)}: token ${info.token} -> ${record.token}; ` +
+        `${info.held ? 'the holder' : 'the last holder'} ${info.owner} is fenced off`,
+    )
+  }
+  return ExitCode.Ok
+}
+
+async function reset(context: CommandContext): Promise<ExitCode> {
+  const { line, opened } = context
+  const key = line.key ?? ''
+  const record = await lockAt(context, key).reset({ token: line.token ?? Number.NaN, force: line.force })
+  if (line.json) context.out(JSON.stringify({ key, record }, null, 2))
+  else context.out(`reset ${opened.where(key)}: released, token ${record.token}`)
+  return ExitCode.Ok
+}
+
+async function list(context: CommandContext): Promise<ExitCode> {
+  const { line, opened } = context
+  const locks = await readLocks(context)
+  if (line.json) context.out(JSON.stringify({ prefix: line.prefix, locks }, null, 2))
+  else if (locks.length === 0) context.out(`no locks under ${opened.where(line.prefix)}`)
+  else context.out(lockTable(locks).join('\n'))
+  return ExitCode.Ok
+}
+
+/** Every lock under the command's prefix, read a few at a time, in key order. */
+export async function readLocks(context: CommandContext): Promise<(LockView | UnreadableView)[]> {
+  const { opened, signal } = context
+  const keys = await opened.listKeys(context.line.prefix, { ...(signal && { signal }) })
+  const locks: (LockView | UnreadableView | undefined)[] = new Array(keys.length)
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < keys.length; i = next++) locks[i] = await readOne(context, keys[i] ?? '')
+  }
+  await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, keys.length) }, worker))
+  return locks.filter((lock) => lock !== undefined)
+}
+
+/** One listed lock; `undefined` when it is gone since it was listed. */
+async function readOne(context: CommandContext, key: string): Promise<LockView | UnreadableView | undefined> {
+  try {
+    const { store } = context.opened
+    const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
+    if (info) return viewOf(key, info, store.serverNow())
+    // Listed, so there: S3's 403 for a missing key means this one may not be read.
+    if (store.absenceUnconfirmed(key))
+      return { key, error: { name: 'AccessDenied', message: 'listed, but S3 answered 403 to reading it' } }
+    return undefined
+  } catch (error) {
+    // A key no lock can have (a DynamoDB key over 1024 bytes) is listed, not fatal to the list.
+    if (!(error instanceof LockCorruptedError || error instanceof LockOptionsError)) throw error
+    return { key, error: { name: error.name, message: error.message } }
+  }
+}

@@ -1,0 +1,112 @@
+import {
+  LockConflictError,
+  LockCorruptedError,
+  LockError,
+  LockOptionsError,
+  LockStoreError,
+} from '../core/errors.js'
+import type { CommandName } from './commands-spec.js'
+
+/**
+ * The CLI's exit codes, one per kind of outcome a script may want to tell apart. The README's
+ * "Operate" section lists them; keep the two in step.
+ */
+export const ExitCode = {
+  /** The command did what it says. */
+  Ok: 0,
+  /** The store failed or answered something unexpected (no such bucket, access denied, timeouts). */
+  Failure: 1,
+  /** The command line is wrong: unknown command or option, a missing or malformed value. */
+  Usage: 2,
+  /** There is no lock object at the key. */
+  NotFound: 3,
+  /**
+   * Nothing was written because the lock's state does not allow it: force-release of a lock
+   * that is not held, reset of a held one or with a token too low, or the lock changed meanwhile.
+   */
+  Refused: 4,
+  /** The object at the key is not a lock record this version reads (`reset` repairs it). */
+  Corrupted: 5,
+  /** The AWS configuration is incomplete or refused: no region, no credentials, bad credentials. */
+  Configuration: 6,
+  /** Interrupted (Ctrl-C) before done; `watch` ends with 0 instead, as that is how it is stopped. */
+  Interrupted: 130,
+} as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** The command line cannot work as given. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+  /** The command whose help to show with the message, when one was named. */
+  readonly command: CommandName | undefined
+
+  constructor(message: string, command?: CommandName) {
+    super(message)
+    this.command = command
+  }
+}
+
+/** The AWS SDK cannot send a request as configured (region, credentials). */
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError'
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+  }
+}
+
+/** No lock object at the key (or none these credentials may see). */
+export class LockNotFoundError extends Error {
+  override name = 'LockNotFoundError'
+  readonly key: string
+
+  constructor(message: string, key: string) {
+    super(message)
+    this.key = key
+  }
+}
+
+/** The lock is not held, so a force-release would change nothing but the token. */
+export class NotHeldError extends Error {
+  override name = 'NotHeldError'
+}
+
+/**
+ * Names of SDK errors that mean the credentials themselves were refused: configuration, not a
+ * store failure, although they arrive as an answer from the service.
+ */
+const REFUSED_CREDENTIALS = new Set([
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidToken',
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'MissingAuthenticationTokenException',
+  'CredentialsProviderError',
+])
+
+/** The SDK error under a store error whose name says the credentials were refused, if any. */
+export function refusedCredentials(error: unknown): Error | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { Code?: unknown }).Code
+    if (REFUSED_CREDENTIALS.has(cause.name) || (typeof code === 'string' && REFUSED_CREDENTIALS.has(code))) {
+      return cause
+    }
+  }
+  return undefined
+}
+
+/** The exit code for an error a command ended with; `undefined` for one nobody expected. */
+export function exitCodeFor(error: unknown): ExitCode | undefined {
+  if (error instanceof UsageError || error instanceof LockOptionsError) return ExitCode.Usage
+  if (error instanceof ConfigurationError) return ExitCode.Configuration
+  if (error instanceof LockNotFoundError) return ExitCode.NotFound
+  if (error instanceof NotHeldError || error instanceof LockConflictError) return ExitCode.Refused
+  if (error instanceof LockCorruptedError) return ExitCode.Corrupted
+  if (error instanceof LockStoreError && refusedCredentials(error)) return ExitCode.Configuration
+  if (error instanceof LockError) return ExitCode.Failure
+  return undefined
+}
