@@ -317,7 +317,12 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(await a.inspect()).toBeNull()
     const lease = await a.tryAcquire()
     const writes = store.requests.create + store.requests.replace
-    expect(await contender('b').inspect()).toMatchObject({ token: lease?.token, run: 1, owner: 'a', held: true })
+    expect(await contender('b').inspect()).toMatchObject({
+      token: lease?.token,
+      run: 1,
+      owner: 'a',
+      held: true,
+    })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
 
