@@ -117,15 +117,13 @@ export class LockContext {
 
   /**
    * Waits until the store's clock has surely reached `token`, so that every later acquisition
-   * takes a higher one (see `tokenAfter`), or until local time `until`, whichever comes first.
-   * Not abortable: the token is written already, and a holder that gave up here would leave
-   * the lock held until it expires.
+   * takes a higher one (see `tokenAfter`). Bounded: a token more than `AHEAD_OF_CLOCK_MS` ahead
+   * is not waited for. Not abortable: the token is written already, and a holder that gave up
+   * here would leave the lock held until it expires.
    */
-  async awaitToken(token: number, until: number): Promise<void> {
+  async awaitToken(token: number): Promise<void> {
     for (let wait = tokenWaitMs(token, this.serverClock.at()); wait > 0; ) {
-      const left = until - this.clock.now()
-      if (left <= 0) return
-      await this.clock.sleep(Math.min(wait, left))
+      await this.clock.sleep(wait)
       wait = tokenWaitMs(token, this.serverClock.at())
     }
   }

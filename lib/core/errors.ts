@@ -26,7 +26,7 @@ export const ConflictReason = {
   /** `reset` was given a token at or below one the lock already handed out. */
   TokenTooLow: 'token-too-low',
   /**
-   * `reset` was given a token more than a minute ahead of the store's clock. Tokens follow that
+   * `reset` was given a token more than 10 s ahead of the store's clock. Tokens follow that
    * clock, so such a token would be followed by lower ones if the object were ever deleted.
    */
   TokenAheadOfClock: 'token-ahead-of-clock',

@@ -301,12 +301,11 @@ export class Lock {
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
-          await context.awaitToken(record.token, timing.deadline)
-          const lease = new Lease(context, record, result.etag, timing.deadline, timing.ttlMs)
+          await context.awaitToken(record.token)
+          const held = await this.#leaseAfterTokenWait(record, result.etag, timing, holdUntil, signal)
+          if (!held) return { status: AcquireStatus.Held, holder: context.lastWrite?.record }
+          const lease = new Lease(context, held.record, held.etag, held.timing.deadline, held.timing.ttlMs)
           this.#issued.add(lease)
-          // A short lease may be mostly spent waiting for the store's clock: renew it once, now
-          // that the clock is better known, rather than hand out a lease about to run out.
-          if (holdUntil === undefined && lease.remainingMs < timing.ttlMs / 4) await lease.renew()
           return { status: AcquireStatus.Acquired, lease }
         }
         case WriteStatus.PreconditionFailed:
@@ -339,6 +338,30 @@ export class Lock {
       key: this.key,
       retryable: true,
     })
+  }
+
+  /**
+   * What is held once the token's wait is over: as written, or, when the wait spent most of a
+   * short lease, written again with a fresh expiry (same token), since the clock is better known
+   * by now. Undefined when someone else wrote meanwhile.
+   */
+  async #leaseAfterTokenWait(
+    record: LockRecord,
+    etag: string,
+    timing: LeaseTiming,
+    holdUntil: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ record: LockRecord; etag: string; timing: LeaseTiming } | undefined> {
+    const context = this.#context
+    if (holdUntil !== undefined || timing.deadline - context.clock.now() >= timing.ttlMs / 4) {
+      return { record, etag, timing }
+    }
+    const fresh = context.leaseFor(timing.ttlMs)
+    const renewed: LockRecord = { ...record, expires_at: fresh.expires_at }
+    const result = await context.write(serializeRecord(renewed), etag, fresh.deadline, signal)
+    if (result.status !== WriteStatus.Written) return undefined
+    context.remember(renewed, result.etag)
+    return { record: renewed, etag: result.etag, timing: fresh }
   }
 
   /**

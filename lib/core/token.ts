@@ -4,9 +4,10 @@ import type { ServerTime } from './server-clock.js'
 /**
  * A token that far (ms) or further ahead of the store's clock was not made by the clock floor
  * below: `reset` refuses such tokens, so only an outside writer puts one in a record. Waiting
- * for the clock to reach it could take years; such a token is followed by +1, as it says.
+ * for the clock to reach it could take years; such a token is followed by +1, as it says. A
+ * token less far ahead (an operator's reset to their own clock's time) is waited for.
  */
-const AHEAD_OF_CLOCK_MS = 60_000
+export const AHEAD_OF_CLOCK_MS = 10_000
 
 /**
  * Fencing tokens: the store's clock in milliseconds, or one more than the highest token seen,

@@ -37,11 +37,11 @@ describe('the wait before a token is handed out', () => {
     expect(tokenWaitMs(NOW, server(NOW + 5_000, NOW + 6_000))).toBe(0)
   })
 
-  it('is skipped for a token more than a minute ahead of the latest the clock may read', () => {
+  it('is skipped for a token more than 10 s ahead of the latest the clock may read', () => {
     const clock = server(NOW, NOW + 1_000)
-    expect(tokenWaitMs(NOW + 61_000, clock)).toBe(61_000)
-    expect(isAheadOfClock(NOW + 61_000, clock)).toBe(false)
-    expect(tokenWaitMs(NOW + 61_001, clock)).toBe(0)
-    expect(isAheadOfClock(NOW + 61_001, clock)).toBe(true)
+    expect(tokenWaitMs(NOW + 11_000, clock)).toBe(11_000)
+    expect(isAheadOfClock(NOW + 11_000, clock)).toBe(false)
+    expect(tokenWaitMs(NOW + 11_001, clock)).toBe(0)
+    expect(isAheadOfClock(NOW + 11_001, clock)).toBe(true)
   })
 })
