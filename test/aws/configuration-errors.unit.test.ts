@@ -2,6 +2,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { configurationReason } from '../../lib/aws/configuration.js'
+import { ExitCode, exitCodeFor } from '../../lib/cli/exit-codes.js'
 import { classifyDynamoDBError, DynamoDBErrorKind } from '../../lib/dynamodb/errors.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import {
@@ -67,6 +68,12 @@ describe('LockConfigurationError', () => {
     expect(error).toBeInstanceOf(LockError)
     expect(String(error)).toBe('LockConfigurationError: m')
     expect(error).toMatchObject({ retryable: false, reason: 'no-region', key: 'k', cause })
+  })
+
+  it('ends a CLI command with the configuration exit code, whatever its reason', () => {
+    for (const reason of Object.values(ConfigurationReason)) {
+      expect(exitCodeFor(new LockConfigurationError('m', { reason }))).toBe(ExitCode.Configuration)
+    }
   })
 })
 
