@@ -5,8 +5,10 @@ export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
 export type { RetryOptions } from './core/context.js'
 export {
+  ConfigurationReason,
   ConflictReason,
   LockClockError,
+  LockConfigurationError,
   LockConflictError,
   LockCorruptedError,
   LockError,

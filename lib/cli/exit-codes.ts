@@ -1,4 +1,7 @@
+import { configurationReason } from '../aws/configuration.js'
 import {
+  ConfigurationReason,
+  LockConfigurationError,
   LockConflictError,
   LockCorruptedError,
   LockError,
@@ -72,27 +75,15 @@ export class NotHeldError extends Error {
 }
 
 /**
- * Names of SDK errors that mean the credentials themselves were refused: configuration, not a
- * store failure, although they arrive as an answer from the service.
+ * The SDK error under a store error that says the credentials were refused (or could not be
+ * loaded), if any: configuration, not a store failure, although refused credentials arrive as an
+ * answer from the service. The library's stores throw `LockConfigurationError` for these; a
+ * listing's error, or one wrapped by a retry, still carries the SDK's deeper down.
  */
-const REFUSED_CREDENTIALS = new Set([
-  'InvalidAccessKeyId',
-  'SignatureDoesNotMatch',
-  'ExpiredToken',
-  'ExpiredTokenException',
-  'InvalidToken',
-  'InvalidClientTokenId',
-  'UnrecognizedClientException',
-  'InvalidSignatureException',
-  'MissingAuthenticationTokenException',
-  'CredentialsProviderError',
-])
-
-/** The SDK error under a store error whose name says the credentials were refused, if any. */
 export function refusedCredentials(error: unknown): Error | undefined {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    const code = (cause as { Code?: unknown }).Code
-    if (REFUSED_CREDENTIALS.has(cause.name) || (typeof code === 'string' && REFUSED_CREDENTIALS.has(code))) {
+    const reason = configurationReason(cause)
+    if (reason === ConfigurationReason.CredentialsRefused || reason === ConfigurationReason.NoCredentials) {
       return cause
     }
   }
@@ -102,7 +93,9 @@ export function refusedCredentials(error: unknown): Error | undefined {
 /** The exit code for an error a command ended with; `undefined` for one nobody expected. */
 export function exitCodeFor(error: unknown): ExitCode | undefined {
   if (error instanceof UsageError || error instanceof LockOptionsError) return ExitCode.Usage
-  if (error instanceof ConfigurationError) return ExitCode.Configuration
+  if (error instanceof ConfigurationError || error instanceof LockConfigurationError) {
+    return ExitCode.Configuration
+  }
   if (error instanceof LockNotFoundError) return ExitCode.NotFound
   if (error instanceof NotHeldError || error instanceof LockConflictError) return ExitCode.Refused
   if (error instanceof LockCorruptedError) return ExitCode.Corrupted

@@ -6,7 +6,7 @@
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { LockCorruptedError } from '../core/errors.js'
+import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
 import { type CommandLine, parseCommandLine } from './args.js'
 import { RUNNERS } from './commands.js'
 import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
@@ -71,9 +71,11 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
 function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
   const code = io.signal?.aborted ? ExitCode.Interrupted : exitCodeFor(error)
   if (code === undefined || !(error instanceof Error)) throw error
-  // Refused credentials arrive as the service's answer to a request, but are configuration.
-  const refused = error instanceof ConfigurationError ? undefined : refusedCredentials(error)
-  const name = refused ? 'ConfigurationError' : error.name
+  // Refused credentials arrive as the service's answer to a request, but are configuration. The
+  // library's `LockConfigurationError` names the problem itself; a listing's error does not.
+  const configuration = error instanceof ConfigurationError || error instanceof LockConfigurationError
+  const refused = configuration ? undefined : refusedCredentials(error)
+  const name = configuration || refused ? 'ConfigurationError' : error.name
   const message = refused
     ? `the AWS credentials were refused (${refused.name}): ${error.message}`
     : error.message

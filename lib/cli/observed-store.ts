@@ -11,7 +11,7 @@ import {
  * A store that passes every call through and notes what the operator needs beside the lock's
  * own answers: the store's clock (to say when a lease ends, by the clock that decides it) and
  * which keys read as absent without proof (S3 hides a missing key behind 403 from a reader
- * without s3:ListBucket, and behind 403 from refused credentials too).
+ * without s3:ListBucket; refused credentials are not read as absent, they fail the read).
  */
 export class ObservedStore implements LockStore {
   readonly clockResolutionMs: number

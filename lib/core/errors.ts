@@ -136,7 +136,9 @@ export class LockClockError extends LockError {
 
 /**
  * The store could not be used: access denied, no such bucket, or transient failures that
- * outlasted the retry budget. `retryable` tells which.
+ * outlasted the retry budget. `retryable` tells which. A client that cannot reach the store as
+ * configured (no region, no credentials, refused credentials) throws the subclass
+ * `LockConfigurationError`.
  */
 export class LockStoreError extends LockError {
   override name = 'LockStoreError'
@@ -145,5 +147,31 @@ export class LockStoreError extends LockError {
   constructor(message: string, options: { key?: string; retryable: boolean; cause?: unknown }) {
     super(message, options)
     this.retryable = options.retryable
+  }
+}
+
+/** Why the store's client cannot make requests the service accepts. */
+export const ConfigurationReason = {
+  /** No region (or one that is not a region name): the SDK sent nothing. */
+  NoRegion: 'no-region',
+  /** No credentials could be loaded: the SDK sent nothing. */
+  NoCredentials: 'no-credentials',
+  /** The service refused the credentials: an unknown access key, a wrong secret, an expired session. */
+  CredentialsRefused: 'credentials-refused',
+} as const
+export type ConfigurationReason = (typeof ConfigurationReason)[keyof typeof ConfigurationReason]
+
+/**
+ * The store's client is not configured to reach it: no region, no credentials, or credentials
+ * the service refuses. Never retryable (`retryable` is false): no second try can fix it, so the
+ * lock fails its first call at once instead of reporting a store that "kept failing".
+ */
+export class LockConfigurationError extends LockStoreError {
+  override name = 'LockConfigurationError'
+  readonly reason: ConfigurationReason
+
+  constructor(message: string, options: { key?: string; reason: ConfigurationReason; cause?: unknown }) {
+    super(message, { ...options, retryable: false })
+    this.reason = options.reason
   }
 }

@@ -1,3 +1,4 @@
+import { configurationReason } from '../aws/configuration.js'
 import { NETWORK_ERROR_CODES } from '../aws/errors.js'
 
 /** What a DynamoDB error means for the protocol. */
@@ -8,7 +9,10 @@ export const DynamoDBErrorKind = {
   Conflict: 'conflict',
   /** Worth another try: throttling, 5xx, timeouts, dropped connections. */
   Transient: 'transient',
-  /** Retrying will not help: no such table, access denied, a request DynamoDB refuses. */
+  /**
+   * Retrying will not help: no such table, access denied, a request DynamoDB refuses, and a
+   * client configured wrong (no region, no credentials, refused credentials: `configurationReason`).
+   */
   Fatal: 'fatal',
 } as const
 export type DynamoDBErrorKind = (typeof DynamoDBErrorKind)[keyof typeof DynamoDBErrorKind]
@@ -31,12 +35,7 @@ const FATAL_CODES = new Set([
   'ResourceNotFoundException',
   'AccessDeniedException',
   'ValidationException',
-  'UnrecognizedClientException',
-  'MissingAuthenticationTokenException',
-  'InvalidSignatureException',
   'ItemCollectionSizeLimitExceededException',
-  // No credentials at all: the SDK raises it before any request, and it has no HTTP status.
-  'CredentialsProviderError',
 ])
 
 interface ErrorShape {
@@ -48,9 +47,11 @@ interface ErrorShape {
 
 /**
  * Classifies by error name before status: DynamoDB answers nearly everything with 400,
- * throttling included, so the status alone says little.
+ * throttling included, so the status alone says little. A misconfigured client comes first: a
+ * missing region or missing credentials raise errors with no status, like a dropped connection.
  */
 export function classifyDynamoDBError(error: unknown): DynamoDBErrorKind {
+  if (configurationReason(error) !== undefined) return DynamoDBErrorKind.Fatal
   const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape
   const name = shape.name ?? ''
   const status = shape.$metadata?.httpStatusCode

@@ -1,4 +1,5 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
+import { configurationError } from '../aws/configuration.js'
 import { dated, describe, requestTimeoutMs, type SdkClient, sendTimed } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
@@ -237,9 +238,14 @@ export class DynamoDBLockStore implements LockStore {
     const { error, timedOut, retried } = sent
     const kind = timedOut ? DynamoDBErrorKind.Transient : classifyDynamoDBError(error)
     if (kind === DynamoDBErrorKind.Transient || kind === DynamoDBErrorKind.Fatal) {
-      throw new LockStoreError(
-        `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName} failed: ${describe(error, timedOut)}`,
-        { key, retryable: kind === DynamoDBErrorKind.Transient, cause: error },
+      const what = `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName}`
+      throw (
+        (!timedOut && configurationError(error, what, key)) ||
+        new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
+          key,
+          retryable: kind === DynamoDBErrorKind.Transient,
+          cause: error,
+        })
       )
     }
     return { kind, error, retried, date }

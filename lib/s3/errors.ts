@@ -1,3 +1,4 @@
+import { configurationReason } from '../aws/configuration.js'
 import { NETWORK_ERROR_CODES } from '../aws/errors.js'
 
 /** What an S3 error means for the protocol. */
@@ -5,11 +6,17 @@ export const S3ErrorKind = {
   PreconditionFailed: 'precondition-failed',
   Conflict: 'conflict',
   NotFound: 'not-found',
-  /** 403: not allowed, or (for a GET without s3:ListBucket) no such key. */
+  /**
+   * 403: not allowed, or (for a GET without s3:ListBucket) no such key. Not a 403 that refuses
+   * the credentials themselves (`InvalidAccessKeyId`, `SignatureDoesNotMatch`): that is `Fatal`.
+   */
   Denied: 'denied',
   /** Worth another try: 5xx, throttling, timeouts, dropped connections. */
   Transient: 'transient',
-  /** Retrying will not help: access denied, no such bucket, bad request. */
+  /**
+   * Retrying will not help: access denied, no such bucket, bad request, and a client configured
+   * wrong (no region, no credentials, refused credentials: `configurationReason` tells).
+   */
   Fatal: 'fatal',
 } as const
 export type S3ErrorKind = (typeof S3ErrorKind)[keyof typeof S3ErrorKind]
@@ -40,8 +47,11 @@ interface ErrorShape {
 /**
  * Classifies by error code before status: some proxies and S3-compatible engines send
  * `PreconditionFailed` with another status, and 404 covers both a missing key and a missing bucket.
+ * A misconfigured client comes first: its errors look like a dropped connection (no status) or
+ * like a key hidden behind 403.
  */
 export function classifyS3Error(error: unknown): S3ErrorKind {
+  if (configurationReason(error) !== undefined) return S3ErrorKind.Fatal
   const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape
   const code = shape.Code ?? shape.name ?? ''
   const status = shape.$metadata?.httpStatusCode

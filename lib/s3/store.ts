@@ -1,4 +1,5 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { configurationError } from '../aws/configuration.js'
 import { dated, describe, requestTimeoutMs } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
@@ -56,7 +57,8 @@ export class S3LockStore implements LockStore {
       body = await readCapped(output.Body, MAX_RECORD_BYTES + 1, signal)
     })
     if (call.kind === S3ErrorKind.NotFound) return { status: ReadStatus.Absent, ...dated(call.serverDate) }
-    // Without s3:ListBucket, which the construct's grant leaves out, S3 hides a missing key behind 403.
+    // Without s3:ListBucket, which the construct's grant leaves out, S3 hides a missing key behind
+    // 403 (refused credentials have their own codes, and never come back as Denied).
     if (call.kind === S3ErrorKind.Denied)
       return { status: ReadStatus.Absent, unconfirmed: true, ...dated(call.serverDate) }
     if (call.kind !== 'ok') throw this.#unexpected(key, 'GetObject', call.error)
@@ -130,19 +132,26 @@ export class S3LockStore implements LockStore {
     }
   }
 
-  #send<C extends GetObjectCommand | HeadObjectCommand | PutObjectCommand>(
+  async #send<C extends GetObjectCommand | HeadObjectCommand | PutObjectCommand>(
     key: string,
     command: C,
     options: StoreCallOptions,
     consume?: (output: S3Output<C>, signal: AbortSignal) => Promise<void>,
   ) {
-    return sendS3(this.s3, command, {
-      bucket: this.bucket,
-      key,
-      timeoutMs: this.requestTimeoutMs,
-      signal: options.signal,
-      consume,
-    })
+    try {
+      return await sendS3(this.s3, command, {
+        bucket: this.bucket,
+        key,
+        timeoutMs: this.requestTimeoutMs,
+        signal: options.signal,
+        consume,
+      })
+    } catch (error) {
+      // sendS3 fails a misconfigured client like any other fatal answer: name it for what it is.
+      if (!(error instanceof LockStoreError)) throw error
+      const operation = command.constructor.name.replace(/Command$/, '')
+      throw configurationError(error.cause, `S3 ${operation} on s3://${this.bucket}/${key}`, key) ?? error
+    }
   }
 
   #unexpected(key: string, operation: string, error: unknown): LockStoreError {
