@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 export async function runCliProgram(args: readonly string[], env: Record<string, string>): Promise<string> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', '--conditions=source', 'lib/cli/main.ts', ...args],
+    ['--import', 'tsx', '--conditions=lambda-singleton-source', 'lib/cli/main.ts', ...args],
     { cwd: root, env: { PATH: process.env.PATH, ...env } },
   )
   return stdout
