@@ -65,7 +65,8 @@ const size = statSync(tarball).size
 const unpacked = files.reduce((sum, file) => sum + statSync(join(pkgDir, file)).size, 0)
 rmSync(root, { recursive: true, force: true })
 if (problems.length > 0) {
-  console.error(`inspect-tarball: ${problems.length} problem(s) in ${tarball}:\n  ${problems.join('\n  ')}`)
+  for (const problem of problems) console.error(`inspect-tarball: ${problem}`)
+  console.error(`inspect-tarball: ${problems.length} problem(s) in ${tarball}`)
   process.exit(1)
 }
 console.log(
