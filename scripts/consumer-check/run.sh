@@ -8,7 +8,8 @@
 #                 aws-cdk-lib in range. A Middy handler bundled by hand as the README says, run
 #                 against S3; a stack synthesized; the CLI run from the installed package.
 #   esm-bundler   moduleResolution Bundler; a withSingleton handler on DynamoDB (the lowest
-#                 @aws-sdk/client-dynamodb in range), bundled with the `source` condition set.
+#                 @aws-sdk/client-dynamodb in range), bundled with the `source` condition set
+#                 and esbuild's default main fields (the SDK's CommonJS builds: the banner's case).
 #   cdk-app       `cdk init app --language typescript` unchanged (CommonJS, NodeNext), on the
 #                 lowest aws-cdk-lib in range; the handler directory marked ESM as the README
 #                 says; `tsc` and `cdk synth` as the template runs them; the bundle the
@@ -215,12 +216,13 @@ bundler_check() {
   cd "$work/esm-bundler"
   npx --no-install tsc -p tsconfig.json
   # `source` is a condition many toolchains set: it must not lead into files the package lacks.
+  # esbuild's default main fields pick the SDK's CommonJS builds: the banner alone must carry them.
   npx --no-install esbuild src/handler.ts --bundle --platform=node --target=node24 --format=esm \
-    --minify --main-fields=module,main --conditions=source \
+    --minify --conditions=source \
     --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" \
     --define:process.env.LAMBDA_SINGLETON_STORE='"dynamodb"' \
     --outfile=out/handler.mjs --metafile=out/meta.json --log-level=warning
-  node "$here/bundle-bytes.mjs" out/meta.json 'DynamoDB + withSingleton handler (SDK floor)'
+  node "$here/bundle-bytes.mjs" out/meta.json 'DynamoDB + withSingleton handler (SDK floor, CommonJS builds)'
   if grep -q 'PutObjectCommand' out/handler.mjs; then
     echo "the DynamoDB bundle contains the S3 client" >&2
     return 1
@@ -250,7 +252,7 @@ step "esm-nodenext: run the bundle against S3; a missing optional SDK is named" 
 step "esm-nodenext: cdk synth" esm_synth
 step "esm-nodenext: the CLI from the installed package (S3)" cli_inspect "$work/esm-nodenext" \
   --bucket "cc-esm-$run_id" --endpoint "$s3_endpoint"
-step "esm-bundler: tsc, bundle (condition source), run against DynamoDB" bundler_check
+step "esm-bundler: tsc, bundle (condition source, CommonJS SDK builds), run against DynamoDB" bundler_check
 step "esm-bundler: the CLI from the installed package (DynamoDB)" cli_inspect \
   "$work/esm-bundler" --table "cc-bundler-$run_id" --endpoint "$dynamodb_endpoint"
 step "cdk-app (cdk init, aws-cdk-lib $(floor aws-cdk-lib)): tsc, cdk synth, run the construct's bundle" \

@@ -62,7 +62,11 @@ bug8_no_license() { rm LICENSE; }
 bug8_no_license_expect='pack from a clean tree'
 bug8_no_repository() { edit_json package.json "delete pkg.repository; delete pkg.homepage; delete pkg.bugs"; }
 bug8_no_repository_expect='pack from a clean tree'
-bug9_no_banner() { replace infra/scheduled-singleton-function.ts 'banner: ESM_REQUIRE_BANNER,' ''; }
+# The construct's bundle as esbuild makes it by default: CommonJS builds of the SDK, no banner.
+bug9_no_banner() {
+  replace infra/scheduled-singleton-function.ts 'banner: ESM_REQUIRE_BANNER,' ''
+  replace infra/scheduled-singleton-function.ts "mainFields: ['module', 'main']," ''
+}
 bug9_no_banner_expect='cdk-app'
 bug9_store_at_import() {
   replace lib/lifecycle/lifecycle.ts '    this.#report = reporter(this.#config.logger, this.#config.onOutcome)' \
@@ -76,7 +80,7 @@ bug9_sdk_import_outside_branch() {
   replace lib/lifecycle/default-store.ts "await import('../dynamodb/store.js')" 'await importDynamoDBStore()'
   echo "async function importDynamoDBStore() { return import('../dynamodb/store.js') }" >>lib/lifecycle/default-store.ts
 }
-bug9_sdk_import_outside_branch_expect='cdk-app'
+bug9_sdk_import_outside_branch_expect='esm-nodenext: bundle the handler by hand'
 
 all=(bug3_sdk_dependency bug4_cdk_floor bug5_aws_lambda_types bug6_own_endpoint_variable bug7_cdk_import_only
   bug8_no_prepack bug8_sources_shipped bug8_no_license bug8_no_repository bug9_no_banner bug9_store_at_import
@@ -104,7 +108,9 @@ for name in "${names[@]}"; do
     echo "self-test: $name: the consumer check PASSED with the bug put back ($((SECONDS - start)) s)" >&2
     failures=$((failures + 1))
   elif failed="$(grep -o 'FAILED at step: .*' "$log" | sed 's/ (the projects.*//')" && [[ $failed == *"$expect"* ]]; then
-    reason="$(grep -v '^---\|^    ok\|FAILED at step\|nodedir' "$log" | grep -m 1 -iE 'error|problem|invoke:|not shipped|TS[0-9]+|expected' || true)"
+    # The first telling line of the failed step's own output.
+    reason="$(awk '/^--- /{section=""; next} {section = section $0 "\n"} END{printf "%s", section}' "$log" |
+      grep -v 'nodedir\|FAILED at step\|"level":"INFO"' | grep -m 1 -iE 'error|inspect-tarball|invoke:|TS[0-9]+' || true)"
     echo "self-test: $name: caught at \"${failed#FAILED at step: }\" ($((SECONDS - start)) s): ${reason:0:220}"
   else
     echo "self-test: $name: failed, but not at \"$expect\": ${failed:-no step named}; log: $log" >&2
