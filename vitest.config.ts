@@ -1,11 +1,15 @@
 import { defineConfig } from 'vitest/config'
 
-// `source` makes `lambda-singleton` (self-reference) resolve to the TypeScript sources.
-const resolve = { conditions: ['source', 'import', 'node', 'default'] }
+// `lambda-singleton-source` makes `lambda-singleton` (self-reference) resolve to the TypeScript
+// sources. A project-specific name: the published package.json keeps the condition, and no
+// consumer's tool sets it by accident (a plain `source` condition is common, and would point a
+// consumer at .ts files the package does not ship).
+const source = 'lambda-singleton-source'
+const resolve = { conditions: [source, 'import', 'node', 'default'] }
 
 export default defineConfig({
   resolve,
-  ssr: { resolve: { conditions: resolve.conditions, externalConditions: ['source'] } },
+  ssr: { resolve: { conditions: resolve.conditions, externalConditions: [source] } },
   test: {
     projects: [
       {

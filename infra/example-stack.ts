@@ -52,7 +52,7 @@ export class ExampleStack extends Stack {
     const tenants = props.tenants ?? ['acme', 'globex']
     // In this repository `lambda-singleton` is the package itself: bundle its TypeScript sources
     // (the `source` export condition) rather than a dist/ that a fresh clone does not have.
-    const bundling: nodejs.BundlingOptions = { esbuildArgs: { '--conditions': 'source' } }
+    const bundling: nodejs.BundlingOptions = { esbuildArgs: { '--conditions': 'lambda-singleton-source' } }
 
     const accessLogs = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

@@ -8,4 +8,4 @@ source scripts/ensure-node.sh
 # shellcheck source=scripts/ensure-ceph.sh
 source scripts/ensure-ceph.sh >/dev/null
 [[ -d node_modules/@aws-sdk/client-s3 ]] || npm ci --no-audit --no-fund --loglevel=error
-exec bash scripts/with-engine.sh s3 npx tsx --conditions=source scripts/demo.ts
+exec bash scripts/with-engine.sh s3 npx tsx --conditions=lambda-singleton-source scripts/demo.ts

@@ -16,12 +16,16 @@ export async function storeFromEnvironment(where: string): Promise<LockStore> {
   const bucket = process.env[LOCK_ENV.bucket]
   const table = process.env[LOCK_ENV.table]
   const kind = chosenKind(where, bucket, table)
+  // Each `import()` stays inside its own branch: esbuild does not resolve an import in a branch
+  // that the define made dead, so a bundle for one store builds without the other's SDK installed.
   if (process.env.LAMBDA_SINGLETON_STORE !== 'dynamodb' && kind === 's3' && bucket) {
-    const { S3LockStore } = await import('../s3/store.js')
+    const { S3LockStore } = await import('../s3/store.js').catch(sdkMissing(where, S3_SDK, LOCK_ENV.bucket))
     return new S3LockStore({ bucket })
   }
   if (process.env.LAMBDA_SINGLETON_STORE !== 's3' && kind === 'dynamodb' && table) {
-    const { DynamoDBLockStore } = await importDynamoDBStore(where)
+    const { DynamoDBLockStore } = await import('../dynamodb/store.js').catch(
+      sdkMissing(where, DYNAMODB_SDK, LOCK_ENV.table),
+    )
     const partitionKey = process.env[LOCK_ENV.partitionKey] || undefined
     return new DynamoDBLockStore({ tableName: table, ...(partitionKey && { partitionKey }) })
   }
@@ -47,15 +51,19 @@ function chosenKind(where: string, bucket?: string, table?: string): LockStoreKi
   )
 }
 
-/** `@aws-sdk/client-dynamodb` is an optional peer dependency: say so when it is missing. */
-async function importDynamoDBStore(where: string): Promise<typeof import('../dynamodb/store.js')> {
-  try {
-    return await import('../dynamodb/store.js')
-  } catch (error) {
+const S3_SDK = '@aws-sdk/client-s3'
+const DYNAMODB_SDK = '@aws-sdk/client-dynamodb'
+
+/**
+ * The SDK clients are peer dependencies, which a user may not have installed: name the missing
+ * one. Any other failure to load a store is rethrown as it is.
+ */
+function sdkMissing(where: string, sdk: string, variable: string): (error: unknown) => never {
+  return (error) => {
     const code = (error as NodeJS.ErrnoException).code
-    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(error).includes('@aws-sdk/client-dynamodb')) throw error
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(error).includes(sdk)) throw error
     throw new LockOptionsError(
-      `${where}: ${LOCK_ENV.table} is set but @aws-sdk/client-dynamodb is not installed: add it to your dependencies`,
+      `${where}: ${variable} is set but ${sdk} is not installed: add it to your dependencies`,
       { cause: error },
     )
   }

@@ -30,7 +30,7 @@ export async function bundleLikeTheConstruct(
     minify: true,
     sourcemap: true,
     mainFields: ['module', 'main'],
-    conditions: ['source'],
+    conditions: ['lambda-singleton-source'],
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },

@@ -5,7 +5,7 @@ import type { CliIo } from '../../lib/cli/main.js'
 import { runCli } from '../../lib/cli/main.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const program = ['--import', 'tsx', '--conditions=source', 'lib/cli/main.ts']
+const program = ['--import', 'tsx', '--conditions=lambda-singleton-source', 'lib/cli/main.ts']
 
 export interface ProgramResult {
   readonly code: number | null
