@@ -7,6 +7,7 @@ import {
   type PutObjectCommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3'
+import { configurationError } from '../aws/configuration.js'
 import { describe, type SdkClient, type SendTimedOptions, sendTimed } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
 import { classifyS3Error, S3ErrorKind } from './errors.js'
@@ -68,9 +69,14 @@ export async function sendS3<C extends S3Command>(
   const kind = timedOut ? S3ErrorKind.Transient : classifyS3Error(error)
   if (kind === S3ErrorKind.Transient || kind === S3ErrorKind.Fatal) {
     const operation = command.constructor.name.replace(/Command$/, '')
-    throw new LockStoreError(
-      `${options.caller ?? 'S3'} ${operation} on s3://${options.bucket}/${options.key} failed: ${describe(error, timedOut)}`,
-      { key: options.key, retryable: kind === S3ErrorKind.Transient, cause: error },
+    const what = `${options.caller ?? 'S3'} ${operation} on s3://${options.bucket}/${options.key}`
+    throw (
+      configurationError(error, what, options.key) ??
+      new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
+        key: options.key,
+        retryable: kind === S3ErrorKind.Transient,
+        cause: error,
+      })
     )
   }
   return { kind, error, retried, serverDate }

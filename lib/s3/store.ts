@@ -1,5 +1,4 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { configurationError } from '../aws/configuration.js'
 import { dated, describe, requestTimeoutMs } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
@@ -138,20 +137,13 @@ export class S3LockStore implements LockStore {
     options: StoreCallOptions,
     consume?: (output: S3Output<C>, signal: AbortSignal) => Promise<void>,
   ) {
-    try {
-      return await sendS3(this.s3, command, {
-        bucket: this.bucket,
-        key,
-        timeoutMs: this.requestTimeoutMs,
-        signal: options.signal,
-        consume,
-      })
-    } catch (error) {
-      // sendS3 fails a misconfigured client like any other fatal answer: name it for what it is.
-      if (!(error instanceof LockStoreError)) throw error
-      const operation = command.constructor.name.replace(/Command$/, '')
-      throw configurationError(error.cause, `S3 ${operation} on s3://${this.bucket}/${key}`, key) ?? error
-    }
+    return sendS3(this.s3, command, {
+      bucket: this.bucket,
+      key,
+      timeoutMs: this.requestTimeoutMs,
+      signal: options.signal,
+      consume,
+    })
   }
 
   #unexpected(key: string, operation: string, error: unknown): LockStoreError {
