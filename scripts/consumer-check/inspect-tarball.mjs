@@ -33,9 +33,8 @@ if (pkg.license !== 'Apache-2.0') problems.push(`package.json license is ${pkg.l
 for (const field of ['repository', 'homepage', 'bugs']) {
   if (!pkg[field]) problems.push(`package.json has no ${field}`)
 }
-if (!pkg.scripts?.prepack && !pkg.scripts?.prepare) {
-  problems.push('no prepack/prepare script: a git install or a pack from a clean clone has no dist/')
-}
+// npm builds a git dependency by running `prepare` (not `prepack`) in its clone; `npm pack` runs it too.
+if (!pkg.scripts?.prepare) problems.push('no prepare script: a package installed from git has no dist/')
 if (pkg.dependencies?.['@aws-sdk/client-s3'] || pkg.dependencies?.['@aws-sdk/client-dynamodb']) {
   problems.push('an AWS SDK client is a dependency: a user on another SDK version gets a second copy')
 }

@@ -101,7 +101,7 @@ install() { # DIR SPEC...
 }
 
 pack() {
-  # From a clean tree, as from a fresh clone or a git install: prepack must build dist/.
+  # From a clean tree, as from a fresh clone or a git install: `prepare` must build dist/.
   rm -rf "$repo/dist"
   (cd "$repo" && npm pack --pack-destination "$work" --loglevel=error >/dev/null)
   tarball="$(ls "$work"/lambda-singleton-*.tgz)"

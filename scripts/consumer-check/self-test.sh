@@ -50,7 +50,7 @@ bug6_own_endpoint_variable() {
 bug6_expect='esm-nodenext: run the bundle'
 bug7_cdk_import_only() { edit_json package.json "pkg.exports['./cdk'] = { types: './dist/infra/index.d.ts', import: './dist/infra/index.js' }"; }
 bug7_expect='cdk-app'
-bug8_no_prepack() { edit_json package.json "delete pkg.scripts.prepack"; }
+bug8_no_prepare() { edit_json package.json "delete pkg.scripts.prepare"; }
 bug8_expect='pack from a clean tree'
 bug8_sources_shipped() {
   edit_json package.json "pkg.files = ['dist', 'lib', 'infra', 'README.md']
@@ -83,7 +83,7 @@ bug9_sdk_import_outside_branch() {
 bug9_sdk_import_outside_branch_expect='esm-nodenext: bundle the handler by hand'
 
 all=(bug3_sdk_dependency bug4_cdk_floor bug5_aws_lambda_types bug6_own_endpoint_variable bug7_cdk_import_only
-  bug8_no_prepack bug8_sources_shipped bug8_no_license bug8_no_repository bug9_no_banner bug9_store_at_import
+  bug8_no_prepare bug8_sources_shipped bug8_no_license bug8_no_repository bug9_no_banner bug9_store_at_import
   bug9_sdk_import_outside_branch)
 names=("$@")
 ((${#names[@]})) || names=("${all[@]}")
