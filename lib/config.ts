@@ -7,6 +7,17 @@ export const LOCK_ENV = {
   bucket: 'LAMBDA_SINGLETON_BUCKET',
   /** Key prefix under which lock objects live, e.g. `locks/`. */
   keyPrefix: 'LAMBDA_SINGLETON_KEY_PREFIX',
+  /**
+   * The function's lock key below the prefix, when no `key` option is given: the constructs set
+   * it to the function's construct path (or their `lockKey` prop), which outlives the generated
+   * function name.
+   */
+  key: 'LAMBDA_SINGLETON_KEY',
+  /**
+   * A CloudWatch namespace: when set (the constructs' `metrics` prop sets it), the lifecycle
+   * writes its metrics as Embedded Metric Format lines, unless the `metrics` option is `false`.
+   */
+  metricsNamespace: 'LAMBDA_SINGLETON_METRICS_NAMESPACE',
   /** Name of the DynamoDB table holding the lock records (set instead of `bucket`). */
   table: 'LAMBDA_SINGLETON_TABLE',
   /**

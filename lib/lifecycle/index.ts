@@ -3,6 +3,12 @@ export type { InvocationContext, LambdaContext, SingletonContext, SingletonState
 export { LockHeldError } from './errors.js'
 export { type RunStart, SingletonLifecycle } from './lifecycle.js'
 export { consoleLogger, type SingletonLogger, silentLogger } from './logger.js'
+export {
+  DEFAULT_METRICS_NAMESPACE,
+  MetricDimension,
+  SingletonMetric,
+  type SingletonMetricsOptions,
+} from './metrics.js'
 export { OnHeld, type SingletonOptions } from './options.js'
 export { Outcome, type OutcomeEvent } from './outcome.js'
 export type { SingletonRun } from './run.js'

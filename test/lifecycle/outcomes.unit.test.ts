@@ -3,12 +3,21 @@ import { KEY, tick, world } from './world.js'
 
 /** One outcome per step of an invocation, with the fields an operator needs, at the right level. */
 describe('outcomes and log lines', () => {
-  it('acquired and released name the key, the token, the owner and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines } = world()
-    await clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+  it('acquired and released name the key, the token, the owner, the tick and the times, at info', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('read', () => clock.sleep(40).then(() => 'ok')) // the first read takes 40 ms
+    const handler = wrap(async () => clock.sleep(2_500).then(() => 'ok'))
+    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
     expect(outcomes).toEqual([
-      { outcome: 'acquired', key: KEY, token: 1, owner: 'nightly-report/r1', tick: '2026-11-21T03:00:00Z' },
-      { outcome: 'released', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' },
+      {
+        outcome: 'acquired',
+        key: KEY,
+        token: 1,
+        owner: 'nightly-report/r1',
+        tick: '2026-11-21T03:00:00Z',
+        waitMs: 40,
+      },
+      { outcome: 'released', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z', heldMs: 2_500 },
     ])
     expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
@@ -32,6 +41,7 @@ describe('outcomes and log lines', () => {
       token: 1,
       owner: 'nightly-report/r1',
       tick: '2026-11-21T03:00:00Z',
+      waitMs: 0,
     })
     expect(lines[1]?.level).toBe('info')
     await clock.run(first)
@@ -41,7 +51,7 @@ describe('outcomes and log lines', () => {
     const { clock, wrap, context, outcomes } = world()
     const handler = wrap(async () => clock.sleep(1_000))
     await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
-    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY })
+    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY, waitMs: 0 })
   })
 
   it('a duplicate tick names the token that ran it and the tick, at info', async () => {
@@ -49,7 +59,13 @@ describe('outcomes and log lines', () => {
     const handler = wrap(async () => 'ok')
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    expect(outcomes[2]).toEqual({ outcome: 'duplicate', key: KEY, token: 1, tick: '2026-11-21T03:00:00Z' })
+    expect(outcomes[2]).toEqual({
+      outcome: 'duplicate',
+      key: KEY,
+      token: 1,
+      tick: '2026-11-21T03:00:00Z',
+      waitMs: 0,
+    })
     expect(lines[2]?.level).toBe('info')
   })
 
@@ -85,12 +101,12 @@ describe('outcomes and log lines', () => {
     expect(outcomes.at(-1)?.outcome).toBe('released')
   })
 
-  it('a release that fails is an error, the handler’s result still returned', async () => {
+  it('a release that fails is its own outcome, logged as an error, the handler’s result still returned', async () => {
     const { clock, store, wrap, context, outcomes, lines } = world()
     store.script('replace', 'fatal')
     expect(await clock.run(wrap(async () => 'done')({}, context()))).toBe('done')
     expect(outcomes[1]).toEqual({
-      outcome: 'error',
+      outcome: 'release-failed',
       key: KEY,
       token: 1,
       error: expect.objectContaining({ name: 'LockStoreError' }),
@@ -134,7 +150,7 @@ describe('outcomes and log lines', () => {
     store.script('replace', 'fatal')
     await clock.run(wrap(async () => 'done', { ttlMs: 6_000, clockSkewMarginMs: 1_000 })({}, context()))
     await clock.advance(60_000) // the unreleased lease's own end passes
-    expect(kinds()).toEqual(['acquired', 'error'])
+    expect(kinds()).toEqual(['acquired', 'release-failed'])
   })
 
   it('a handler that released the lease itself is not reported released a second time', async () => {
