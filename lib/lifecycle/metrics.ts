@@ -1,31 +1,12 @@
-import { LOCK_ENV } from '../config.js'
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  isValidNamespace,
+  LOCK_ENV,
+  MetricDimension,
+  SingletonMetric,
+} from '../config.js'
 import { LockOptionsError } from '../core/errors.js'
 import { Outcome, type OutcomeEvent } from './outcome.js'
-
-/** The metrics the lifecycle writes, named as they appear in CloudWatch. */
-export const SingletonMetric = {
-  /** A run took the lock (count). */
-  Acquired: 'Acquired',
-  /** A run found the lock held and did not run (count). */
-  Skipped: 'Skipped',
-  /** A delivery of a tick that had already completed (count). */
-  Duplicate: 'Duplicate',
-  /** A lease was lost while its run went on: runs may have overlapped (count). */
-  Lost: 'Lost',
-  /** A release failed; the lock stays held until its lease expires (count). */
-  ReleaseFailed: 'ReleaseFailed',
-  /** How long acquiring took, waiting for a held lock included (milliseconds). */
-  WaitMs: 'WaitMs',
-  /** How long a run held the lock, from acquisition to release (milliseconds). */
-  HeldMs: 'HeldMs',
-} as const
-export type SingletonMetric = (typeof SingletonMetric)[keyof typeof SingletonMetric]
-
-/** The dimensions every metric carries (the lock key only where no function name is known). */
-export const MetricDimension = { LockKey: 'LockKey', FunctionName: 'FunctionName' } as const
-
-/** The namespace when neither the option nor the environment names one. */
-export const DEFAULT_METRICS_NAMESPACE = 'LambdaSingleton'
 
 /** Metrics as CloudWatch Embedded Metric Format lines (the `metrics` option). */
 export interface SingletonMetricsOptions {
@@ -48,14 +29,6 @@ const COUNTS: Partial<Record<OutcomeEvent['outcome'], SingletonMetric>> = {
   [Outcome.Duplicate]: SingletonMetric.Duplicate,
   [Outcome.Lost]: SingletonMetric.Lost,
   [Outcome.ReleaseFailed]: SingletonMetric.ReleaseFailed,
-}
-
-/** CloudWatch's rules for a namespace: 1–255 of these characters, and not AWS's own. */
-const NAMESPACE_PATTERN = /^[A-Za-z0-9.\-_/#: ]{1,255}$/
-
-/** Whether CloudWatch takes `namespace` (it drops the metrics of any other). */
-export function isValidNamespace(namespace: unknown): namespace is string {
-  return typeof namespace === 'string' && NAMESPACE_PATTERN.test(namespace) && !namespace.startsWith('AWS/')
 }
 
 /** Refuses a `metrics` option that can never work (`LockOptionsError`), when the adapter is made. */
