@@ -107,6 +107,30 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     for (const line of emf) expectValidEmf(line)
   })
 
+  it('has the shape of the lines Powertools Metrics writes, so both can share a namespace and a dashboard', async () => {
+    // Written by @aws-lambda-powertools/metrics 2.36.0 (new Metrics({ namespace: 'Jobs', serviceName:
+    // 'svc' }), the same two dimensions and metrics added, publishStoredMetrics()), captured once.
+    const powertools = JSON.parse(
+      '{"_aws":{"Timestamp":1795336299182,"CloudWatchMetrics":[{"Namespace":"Jobs","Dimensions":[["service","LockKey","FunctionName"]],"Metrics":[{"Name":"Acquired","Unit":"Count"},{"Name":"WaitMs","Unit":"Milliseconds"}]}]},"service":"svc","LockKey":"locks/report-fn","FunctionName":"report-fn","Acquired":1,"WaitMs":40}',
+    ) as Emf
+    const { clock, store, wrap, context, emf, metricsOptions } = metricsWorld()
+    store.script('read', () => clock.sleep(40).then(() => 'ok'))
+    await clock.run(wrap(async () => 'ok', metricsOptions())({}, context({ functionName: 'report-fn' })))
+    const [ours] = emf
+    const shape = (line: Emf) => {
+      const [directive] = line._aws.CloudWatchMetrics
+      return {
+        top: Object.keys(line).filter((key) => key !== 'service'),
+        aws: Object.keys(line._aws),
+        directive: Object.keys(directive ?? {}),
+        metrics: directive?.Metrics,
+        values: directive?.Metrics.map((m) => line[m.Name]),
+      }
+    }
+    expect(ours && shape(ours)).toEqual(shape(powertools))
+    expectValidEmf(powertools) // the validity check accepts what Powertools writes
+  })
+
   it('counts a skip of a held lock, and measures the wait for it', async () => {
     const { clock, wrap, context, metrics, metricsOptions } = metricsWorld()
     const slow = wrap(async () => clock.sleep(5_000), metricsOptions())
