@@ -230,6 +230,25 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     ])
   })
 
+  it('is turned on by a namespace given in code, writing to standard output', async () => {
+    vi.stubEnv('LAMBDA_SINGLETON_METRICS_NAMESPACE', '')
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+    const { clock, wrap, context } = world()
+    await clock.run(wrap(async () => 'ok', { metrics: { namespace: 'Reports' } })({}, context()))
+    const namespaces = write.mock.calls.map(
+      ([text]) => JSON.parse(String(text))._aws.CloudWatchMetrics[0].Namespace,
+    )
+    expect(namespaces).toEqual(['Reports', 'Reports'])
+  })
+
+  it('writes nothing for an outcome that has no metric (a lock that could not be used)', async () => {
+    const { clock, store, wrap, context, emf, kinds, metricsOptions } = metricsWorld()
+    store.script('read', 'fatal')
+    await expect(clock.run(wrap(async () => 'ok', metricsOptions())({}, context()))).rejects.toThrow()
+    expect(kinds()).toEqual(['error'])
+    expect(emf).toEqual([])
+  })
+
   it('stays off with metrics: false, whatever the environment says', async () => {
     vi.stubEnv('LAMBDA_SINGLETON_METRICS_NAMESPACE', 'Billing/Jobs')
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
@@ -257,8 +276,10 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     [{ namespace: '' }, /metrics.namespace/],
     [{ namespace: 'AWS/Lambda' }, /metrics.namespace/],
     [{ namespace: 'jobs{1}' }, /metrics.namespace/],
+    [{ namespace: 42 }, /metrics.namespace/],
     [{ write: 'stdout' }, /metrics.write/],
     ['yes', /metrics must be/],
+    [null, /metrics must be/],
   ])('refuses metrics %j when the handler is made', (metrics, message) => {
     const error = (() => {
       try {
