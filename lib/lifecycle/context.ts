@@ -79,7 +79,7 @@ export interface SingletonState {
   checkpoint(state: JsonValue): Promise<void>
   /**
    * Where the work stands across runs (e.g. the last item processed), as the last run to call
-   * `saveCursor` left it, completed or not; `undefined` until one does.
+   * `saveCursor` left it, completed or not, when this run began; `undefined` until one does.
    */
   readonly cursor: JsonValue | undefined
   /**

@@ -230,6 +230,12 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     ])
   })
 
+  it('takes any namespace CloudWatch takes, up to 255 characters', () => {
+    for (const namespace of ['Jobs', 'acme/billing-jobs_v2.1', 'Team #3: jobs', 'x'.repeat(255)]) {
+      expect(() => withSingleton(async () => 'ok', { metrics: { namespace } })).not.toThrow()
+    }
+  })
+
   it('is turned on by a namespace given in code, writing to standard output', async () => {
     vi.stubEnv('LAMBDA_SINGLETON_METRICS_NAMESPACE', '')
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
@@ -277,6 +283,8 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     [{ namespace: 'AWS/Lambda' }, /metrics.namespace/],
     [{ namespace: 'jobs{1}' }, /metrics.namespace/],
     [{ namespace: 42 }, /metrics.namespace/],
+    [{ namespace: '{jobs' }, /metrics.namespace/],
+    [{ namespace: 'x'.repeat(256) }, /metrics.namespace/],
     [{ write: 'stdout' }, /metrics.write/],
     ['yes', /metrics must be/],
     [null, /metrics must be/],
