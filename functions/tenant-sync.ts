@@ -6,8 +6,8 @@
  * in parallel while each tenant has at most one sync at a time. The snapshot is written with
  * `fencedPut`, which stamps the run's fencing token on it and refuses to overwrite a snapshot
  * written by a newer run: a sync that stalled and lost its lease cannot roll a tenant back.
- * Progress (the last inbox file applied) is checkpointed in the lock object, so a run that
- * crashed or timed out is picked up where it stopped.
+ * Progress (the last inbox file applied) is a cursor in the lock object, kept across ticks, so
+ * each run carries on where the last one stopped, even one that crashed or timed out.
  */
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
@@ -61,12 +61,12 @@ async function tenantSync(event: SingletonScheduleEvent, context: SingletonConte
   const bucket = process.env[DATA_BUCKET_ENV]
   if (!bucket) throw new Error(`${DATA_BUCKET_ENV} is not set`)
   const tenant = tenantOf(event)
-  const { token, signal, state, checkpoint } = context.singleton
+  const { token, signal, cursor, saveCursor } = context.singleton
   const snapshotKey = `tenants/${tenant}/snapshot.json`
 
   const previous = await readJson<Snapshot>(bucket, snapshotKey, signal)
-  // The checkpoint is written after the snapshot, so it may lag behind it, never lead it.
-  const startAfter = checkpointFile(state) ?? previous?.lastFile
+  // The cursor is saved after the snapshot, so it may lag behind it, never lead it.
+  const startAfter = cursorFile(cursor) ?? previous?.lastFile
   const files = await inboxFiles(bucket, tenant, startAfter, signal)
   if (files.length === 0) return { tenant, applied: 0, token }
 
@@ -88,7 +88,7 @@ async function tenantSync(event: SingletonScheduleEvent, context: SingletonConte
     contentType: 'application/json',
     metadata: { tenant },
   })
-  await checkpoint({ lastFile: lastFile ?? null })
+  await saveCursor({ lastFile: lastFile ?? null })
   return { tenant, applied: files.length, records: Object.keys(records).length, token }
 }
 
@@ -99,9 +99,9 @@ function applyChange(records: Record<string, JsonValue>, change: Change): void {
   else records[id] = fields as Record<string, JsonValue>
 }
 
-function checkpointFile(state: JsonValue | undefined): string | undefined {
-  if (typeof state !== 'object' || state === null || Array.isArray(state)) return undefined
-  return typeof state.lastFile === 'string' ? state.lastFile : undefined
+function cursorFile(cursor: JsonValue | undefined): string | undefined {
+  if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined
+  return typeof cursor.lastFile === 'string' ? cursor.lastFile : undefined
 }
 
 async function inboxFiles(

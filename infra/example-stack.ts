@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib'
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions'
 import * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
@@ -43,6 +44,8 @@ export class ExampleStack extends Stack {
   readonly nightlyReport: ScheduledSingletonFunction
   /** The per-tenant sync job. */
   readonly tenantSync: ScheduledSingletonFunction
+  /** Both jobs' lock metrics. */
+  readonly dashboard: cloudwatch.Dashboard
 
   constructor(scope: Construct, id: string, props: ExampleStackProps = {}) {
     super(scope, id, {
@@ -77,10 +80,14 @@ export class ExampleStack extends Stack {
 
     const alarmTopic = new sns.Topic(this, 'Alarms', { enforceSSL: true })
     const alarms = { actions: [new actions.SnsAction(alarmTopic)] }
+    // The middleware's metrics for both jobs on one dashboard; with `alarms`, an alarm on lost leases.
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard')
+    const metrics = { namespace: 'LambdaSingletonExample', dashboard: this.dashboard }
 
     this.nightlyReport = new ScheduledSingletonFunction(this, 'NightlyReport', {
       entry: EXAMPLE_ENTRIES.nightlyReport,
       lockBucket: this.lockBucket,
+      lockKey: 'nightly-report', // locks/nightly-report, whatever the construct's path becomes
       schedules: [
         {
           name: 'nightly',
@@ -91,6 +98,7 @@ export class ExampleStack extends Stack {
       timeout: Duration.minutes(10),
       deadLetterQueueEnabled: true,
       alarms,
+      metrics,
       functionProps: {
         memorySize: 512,
         environment: { [DATA_BUCKET_ENV]: this.dataBucket.bucketName },
@@ -110,6 +118,7 @@ export class ExampleStack extends Stack {
       timeout: Duration.minutes(5),
       deadLetterQueueEnabled: true,
       alarms,
+      metrics,
       functionProps: {
         environment: { [DATA_BUCKET_ENV]: this.dataBucket.bucketName },
         bundling,

@@ -1,5 +1,5 @@
 export { SingletonValidationError } from './errors.js'
-export { LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
+export { DENIED_LOCK_DELETES, LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
 export {
   DEFAULT_PARTITION_KEY,
   LockTable,
@@ -7,11 +7,11 @@ export {
   TABLE_KEY_ACTIONS,
   TABLE_LOCK_ACTIONS,
 } from './lock-table.js'
+export type { BindOptions } from './private/lock-key.js'
 export {
   ScheduledSingleton,
   type ScheduledSingletonOptions,
   type ScheduledSingletonProps,
-  type SingletonAlarmProps,
 } from './scheduled-singleton.js'
 export {
   ScheduledSingletonFunction,
@@ -23,3 +23,9 @@ export {
   type SingletonScheduleEvent,
   type SingletonScheduleProps,
 } from './schedules.js'
+export { createAlarms, type SingletonAlarmProps, type SingletonAlarms } from './singleton-alarms.js'
+export {
+  SingletonMetrics,
+  type SingletonMetricsProps,
+  type SingletonMetricsWiring,
+} from './singleton-metrics.js'

@@ -1,15 +1,24 @@
-import { Annotations, RemovalPolicy } from 'aws-cdk-lib'
+import { Annotations, type RemovalPolicy } from 'aws-cdk-lib'
 import * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as s3 from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
+import { secureBucketProps } from './private/bucket-props.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
+import { type BindOptions, bindLockKey } from './private/lock-key.js'
 import { acknowledgeWildcardResource } from './private/nag.js'
 
 /** What a lock holder does: read the lock object, and write it conditionally. Nothing else. */
 export const LOCK_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const
+
+/**
+ * What the bucket policy refuses on lock objects, to anyone: a deleted lock object (or a deleted
+ * current version, which brings back an older one) is one way its fencing token could restart.
+ * Nothing the library or its CLI does deletes one.
+ */
+export const DENIED_LOCK_DELETES = ['s3:DeleteObject', 's3:DeleteObjectVersion'] as const
 
 /** S3 keys are at most 1024 bytes; leave room below the prefix for the lock's own name. */
 const MAX_PREFIX_LENGTH = 512
@@ -49,6 +58,17 @@ export interface LockBucketProps {
    * @default 'locks/'
    */
   readonly keyPrefix?: string
+
+  /**
+   * Add a bucket-policy statement refusing `s3:DeleteObject` and `s3:DeleteObjectVersion` on
+   * the lock objects to everyone, administrators included: a deleted lock object could restart
+   * its fencing token. Turn it off only for a bucket that must be emptied automatically
+   * (`autoDeleteObjects`, a throwaway stack). A lifecycle rule is not subject to bucket
+   * policies: a created bucket refuses one that would expire lock objects.
+   *
+   * @default true
+   */
+  readonly denyDeletes?: boolean
 }
 
 /**
@@ -73,6 +93,12 @@ export class LockBucket extends Construct {
   readonly denyStatement: iam.PolicyStatement
   /** Whether `denyStatement` could be added to the bucket's policy from this stack. */
   readonly denyStatementAdded: boolean
+  /**
+   * The statement denying deletes of lock objects (`DENIED_LOCK_DELETES`), unless `denyDeletes`
+   * is false. In the bucket policy when `denyStatementAdded`; otherwise add it where that
+   * bucket's policy is managed, with `denyStatement`.
+   */
+  readonly denyDeleteStatement: iam.PolicyStatement | undefined
 
   constructor(scope: Construct, id: string, props: LockBucketProps = {}) {
     super(scope, id)
@@ -114,12 +140,24 @@ export class LockBucket extends Construct {
       conditions: { Null: { 's3:if-match': 'true', 's3:if-none-match': 'true' } },
     })
     this.denyStatementAdded = this.bucket.addToResourcePolicy(this.denyStatement).statementAdded
+    this.denyDeleteStatement =
+      props.denyDeletes === false
+        ? undefined
+        : new iam.PolicyStatement({
+            effect: iam.Effect.DENY,
+            principals: [new iam.AnyPrincipal()],
+            actions: [...DENIED_LOCK_DELETES],
+            resources: [this.lockObjectsArn],
+          })
+    if (this.denyDeleteStatement && this.denyStatementAdded) {
+      this.bucket.addToResourcePolicy(this.denyDeleteStatement)
+    }
     if (!this.denyStatementAdded) {
       Annotations.of(this).addWarningV2(
         'lambda-singleton:unconditional-writes-allowed',
         'LockBucket: the bucket is imported, so its policy cannot be changed from here; add ' +
-          '`denyStatement` to its bucket policy where it is managed, or unconditional writes can ' +
-          'overwrite lock objects.',
+          '`denyStatement` and `denyDeleteStatement` to its bucket policy where it is managed, or ' +
+          'unconditional writes and deletes can restart the fencing tokens of lock objects.',
       )
     }
   }
@@ -151,43 +189,15 @@ export class LockBucket extends Construct {
 
   /**
    * Wires a function to this lock store: the environment variables the `singleton()` middleware
-   * reads (bucket name and key prefix), and `grant()`.
+   * reads (bucket name, key prefix and the function's lock key), and `grant()`. Returns the lock
+   * key (below the prefix).
    */
-  bind(fn: lambda.Function): void {
+  bind(fn: lambda.Function, options: BindOptions = {}): string {
+    const lockKey = bindLockKey(this, fn, options.lockKey)
     fn.addEnvironment(LOCK_ENV.store, 's3')
     fn.addEnvironment(LOCK_ENV.bucket, this.bucket.bucketName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     this.grant(fn)
+    return lockKey
   }
-}
-
-function secureBucketProps(scope: Construct, props: LockBucketProps): s3.BucketProps {
-  const given = props.bucketProps ?? {}
-  const fail = (why: string): never => {
-    throw new SingletonValidationError(`LockBucket: bucketProps.${why}`, scope)
-  }
-  if (given.blockPublicAccess && !isBlockAll(given.blockPublicAccess)) {
-    fail('blockPublicAccess must block all public access: lock objects are never public')
-  }
-  if (given.publicReadAccess) fail('publicReadAccess cannot be true: lock objects are never public')
-  if (given.enforceSSL === false) fail('enforceSSL cannot be false: lock traffic must use TLS')
-  if (given.encryption === s3.BucketEncryption.UNENCRYPTED) {
-    fail('encryption cannot be UNENCRYPTED; leave it unset for S3-managed keys')
-  }
-  return {
-    encryption: given.encryptionKey ? undefined : s3.BucketEncryption.S3_MANAGED,
-    ...given,
-    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-    enforceSSL: true,
-    removalPolicy: props.removalPolicy ?? given.removalPolicy ?? RemovalPolicy.RETAIN,
-  }
-}
-
-function isBlockAll(setting: s3.BlockPublicAccess): boolean {
-  return (
-    setting.blockPublicAcls === true &&
-    setting.blockPublicPolicy === true &&
-    setting.ignorePublicAcls === true &&
-    setting.restrictPublicBuckets === true
-  )
 }

@@ -7,6 +7,7 @@ import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
+import { type BindOptions, bindLockKey } from './private/lock-key.js'
 import { acknowledgeWildcardAction } from './private/nag.js'
 
 /**
@@ -209,9 +210,11 @@ export class LockTable extends Construct {
 
   /**
    * Wires a function to this lock store: the environment variables the runtime reads (table
-   * name, key prefix, and the partition key when it is not `pk`), and `grant()`.
+   * name, key prefix, the partition key when it is not `pk`, and the function's lock key), and
+   * `grant()`. Returns the lock key (below the prefix).
    */
-  bind(fn: lambda.Function): void {
+  bind(fn: lambda.Function, options: BindOptions = {}): string {
+    const lockKey = bindLockKey(this, fn, options.lockKey)
     fn.addEnvironment(LOCK_ENV.store, 'dynamodb')
     fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
@@ -219,6 +222,7 @@ export class LockTable extends Construct {
       fn.addEnvironment(LOCK_ENV.partitionKey, this.partitionKey)
     }
     this.grant(fn)
+    return lockKey
   }
 }
 

@@ -64,8 +64,10 @@ export class ScheduledSingletonFunction extends Construct {
   readonly function: nodejs.NodejsFunction
   /** Its log group: the one in `functionProps.logGroup`, or one created here. */
   readonly logGroup: logs.ILogGroupRef
-  /** The schedules, lock wiring, dead-letter queue and alarms. */
+  /** The schedules, lock wiring, dead-letter queue, alarms and metrics. */
   readonly singleton: ScheduledSingleton
+  /** The function's lock key below the store's key prefix: `lockKey`, or this construct's path. */
+  readonly lockKey: string
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonFunctionProps) {
     super(scope, id)
@@ -119,7 +121,10 @@ export class ScheduledSingletonFunction extends Construct {
     this.singleton = new ScheduledSingleton(this, 'Singleton', {
       ...props,
       function: this.function,
+      // This construct's path, not its function's: the key stays if the function is replaced.
+      lockKey: props.lockKey ?? this.node.path,
     })
+    this.lockKey = this.singleton.lockKey
   }
 
   /**

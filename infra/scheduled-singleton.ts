@@ -1,5 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib'
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
 import * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as scheduler from 'aws-cdk-lib/aws-scheduler'
@@ -11,31 +11,9 @@ import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import type { LockTable } from './lock-table.js'
 import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
-import { SCHEDULE_LIMITS, type SingletonScheduleProps, validateSchedules } from './schedules.js'
-
-/** CloudWatch alarms on a singleton function and its schedules. */
-export interface SingletonAlarmProps {
-  /**
-   * What the alarms do when they fire and when they recover, e.g. an `SnsAction`.
-   *
-   * @default no actions: the alarms only show in CloudWatch
-   */
-  readonly actions?: readonly cloudwatch.IAlarmAction[]
-
-  /**
-   * Failed invocations within one `period` that raise the errors alarm.
-   *
-   * @default 1
-   */
-  readonly errorThreshold?: number
-
-  /**
-   * The period the alarms evaluate.
-   *
-   * @default Duration.minutes(5)
-   */
-  readonly period?: Duration
-}
+import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
+import { createAlarms, type SingletonAlarmProps } from './singleton-alarms.js'
+import { SingletonMetrics, type SingletonMetricsProps } from './singleton-metrics.js'
 
 /** Everything about scheduling a singleton function except the function itself. */
 export interface ScheduledSingletonOptions {
@@ -98,11 +76,32 @@ export interface ScheduledSingletonOptions {
   readonly deadLetterQueueEnabled?: boolean
 
   /**
-   * Alarms on the function's errors and, with a dead-letter queue, on undelivered ticks.
+   * Alarms on the function's errors, with a dead-letter queue on undelivered ticks, and with
+   * `metrics` on lost leases.
    *
    * @default no alarms
    */
   readonly alarms?: SingletonAlarmProps
+
+  /**
+   * The function's lock key, below the lock store's key prefix, given to the function as
+   * `LAMBDA_SINGLETON_KEY` (the middleware's default key). Functions that share a lock store and
+   * a lock key share one lock, whatever stack or region they are deployed in. Changing it starts
+   * a new lock: pin it before you move or rename the construct.
+   *
+   * @default the construct path: of the function (`ScheduledSingleton`), or of the
+   *   `ScheduledSingletonFunction`, e.g. `Jobs/NightlyReport`
+   */
+  readonly lockKey?: string
+
+  /**
+   * CloudWatch metrics from the middleware (Embedded Metric Format lines in the function's
+   * logs): acquired, skipped, duplicate, lost, release failed, wait and hold times. With
+   * `alarms`, an alarm on lost leases too; optionally a dashboard.
+   *
+   * @default no metrics
+   */
+  readonly metrics?: SingletonMetricsProps
 }
 
 /** Props of `ScheduledSingleton`: the wiring for a function that already exists. */
@@ -139,6 +138,10 @@ export class ScheduledSingleton extends Construct {
   readonly errorsAlarm: cloudwatch.Alarm | undefined
   /** Alarm on ticks waiting in the dead-letter queue, when `alarms` is set and there is a queue. */
   readonly deadLetterAlarm: cloudwatch.Alarm | undefined
+  /** The function's lock key below the store's key prefix (`lockKey`, or the construct path). */
+  readonly lockKey: string
+  /** The lifecycle's metrics, their lost-lease alarm and dashboard, when `metrics` is set. */
+  readonly metrics: SingletonMetrics | undefined
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonProps) {
     super(scope, id)
@@ -163,7 +166,7 @@ export class ScheduledSingleton extends Construct {
       this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
       this.lockStore = this.lockBucket
     }
-    this.lockStore.bind(this.function)
+    this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey })
 
     this.deadLetterQueue =
       props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)
@@ -209,14 +212,16 @@ export class ScheduledSingleton extends Construct {
         }),
     )
 
-    if (props.alarms) {
-      const alarms = this.createAlarms(props.alarms)
-      this.errorsAlarm = alarms.errors
-      this.deadLetterAlarm = alarms.deadLetter
-    } else {
-      this.errorsAlarm = undefined
-      this.deadLetterAlarm = undefined
-    }
+    const alarms = props.alarms && createAlarms(this, props.alarms, this.function, this.deadLetterQueue)
+    this.errorsAlarm = alarms?.errors
+    this.deadLetterAlarm = alarms?.deadLetter
+    this.metrics =
+      props.metrics &&
+      new SingletonMetrics(this, 'Metrics', {
+        ...props.metrics,
+        function: this.function,
+        ...(alarms && { alarm: { actions: props.alarms?.actions ?? [], period: alarms.period } }),
+      })
   }
 
   private createDeadLetterQueue(): sqs.Queue {
@@ -232,65 +237,6 @@ export class ScheduledSingleton extends Construct {
         'cdk-nag only recognises SQS redrive policies and Lambda DLQs as such.',
     )
     return queue
-  }
-
-  private createAlarms(props: SingletonAlarmProps): {
-    errors: cloudwatch.Alarm
-    deadLetter: cloudwatch.Alarm | undefined
-  } {
-    const period = props.period ?? Duration.minutes(5)
-    const errorThreshold = props.errorThreshold ?? 1
-    if (!Number.isInteger(errorThreshold) || errorThreshold < 1) {
-      throw new SingletonValidationError(
-        `alarms.errorThreshold must be a whole number >= 1, got ${errorThreshold}`,
-        this,
-      )
-    }
-    const errors = new cloudwatch.Alarm(this, 'ErrorsAlarm', {
-      alarmDescription: 'A singleton run failed (it will be retried by Lambda, then by the next tick)',
-      metric: this.function.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
-      threshold: errorThreshold,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    })
-    const deadLetter = this.deadLetterQueue
-      ? new cloudwatch.Alarm(this, 'DeadLetterAlarm', {
-          alarmDescription: 'EventBridge Scheduler could not deliver a tick: it is in the dead-letter queue',
-          metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-            period,
-            statistic: cloudwatch.Stats.MAXIMUM,
-          }),
-          threshold: 1,
-          evaluationPeriods: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        })
-      : undefined
-    for (const alarm of [errors, deadLetter]) {
-      if (!alarm) continue
-      alarm.addAlarmAction(...(props.actions ?? []))
-      alarm.addOkAction(...(props.actions ?? []))
-    }
-    return { errors, deadLetter }
-  }
-}
-
-function validateRetryPolicy(scope: Construct, retryAttempts: number, maxEventAge: Duration): void {
-  const { maxRetryAttempts, minEventAge, maxEventAge: maxAge } = SCHEDULE_LIMITS
-  if (!Number.isInteger(retryAttempts) || retryAttempts < 0 || retryAttempts > maxRetryAttempts) {
-    throw new SingletonValidationError(
-      `retryAttempts must be a whole number from 0 to ${maxRetryAttempts}, got ${retryAttempts}`,
-      scope,
-    )
-  }
-  if (maxEventAge.isUnresolved()) return
-  const seconds = maxEventAge.toSeconds()
-  if (seconds < minEventAge.toSeconds() || seconds > maxAge.toSeconds()) {
-    throw new SingletonValidationError(
-      `maxEventAge must be from 1 minute to 24 hours, got ${maxEventAge.toHumanString()}`,
-      scope,
-    )
   }
 }
 

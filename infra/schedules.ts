@@ -95,3 +95,22 @@ function expressionProblem(expression: string): string | undefined {
 }
 
 export type { SingletonScheduleEvent }
+
+/** Refuses a Scheduler retry policy out of Scheduler's range (0-185 retries, 1 minute to 24 hours). */
+export function validateRetryPolicy(scope: Construct, retryAttempts: number, maxEventAge: Duration): void {
+  const { maxRetryAttempts, minEventAge, maxEventAge: maxAge } = SCHEDULE_LIMITS
+  if (!Number.isInteger(retryAttempts) || retryAttempts < 0 || retryAttempts > maxRetryAttempts) {
+    throw new SingletonValidationError(
+      `retryAttempts must be a whole number from 0 to ${maxRetryAttempts}, got ${retryAttempts}`,
+      scope,
+    )
+  }
+  if (maxEventAge.isUnresolved()) return
+  const seconds = maxEventAge.toSeconds()
+  if (seconds < minEventAge.toSeconds() || seconds > maxAge.toSeconds()) {
+    throw new SingletonValidationError(
+      `maxEventAge must be from 1 minute to 24 hours, got ${maxEventAge.toHumanString()}`,
+      scope,
+    )
+  }
+}

@@ -7,6 +7,17 @@ export const LOCK_ENV = {
   bucket: 'LAMBDA_SINGLETON_BUCKET',
   /** Key prefix under which lock objects live, e.g. `locks/`. */
   keyPrefix: 'LAMBDA_SINGLETON_KEY_PREFIX',
+  /**
+   * The function's lock key below the prefix, when no `key` option is given: the constructs set
+   * it to the function's construct path (or their `lockKey` prop), which outlives the generated
+   * function name.
+   */
+  key: 'LAMBDA_SINGLETON_KEY',
+  /**
+   * A CloudWatch namespace: when set (the constructs' `metrics` prop sets it), the lifecycle
+   * writes its metrics as Embedded Metric Format lines, unless the `metrics` option is `false`.
+   */
+  metricsNamespace: 'LAMBDA_SINGLETON_METRICS_NAMESPACE',
   /** Name of the DynamoDB table holding the lock records (set instead of `bucket`). */
   table: 'LAMBDA_SINGLETON_TABLE',
   /**
@@ -47,4 +58,44 @@ export interface SingletonScheduleEvent {
   readonly schedule: string
   /** The tick's nominal time, e.g. `2026-11-21T03:00:00Z`: the tick id for per-tick dedupe. */
   readonly scheduledTime: string
+}
+
+/**
+ * The metrics the lifecycle writes when metrics are on, named as they appear in CloudWatch (the
+ * constructs' alarm and dashboard read them by these names).
+ */
+export const SingletonMetric = {
+  /** A run took the lock (count). */
+  Acquired: 'Acquired',
+  /** A run found the lock held and did not run (count). */
+  Skipped: 'Skipped',
+  /** A delivery of a tick that had already completed (count). */
+  Duplicate: 'Duplicate',
+  /** A lease was lost while its run went on: runs may have overlapped (count). */
+  Lost: 'Lost',
+  /** A release failed; the lock stays held until its lease expires (count). */
+  ReleaseFailed: 'ReleaseFailed',
+  /** How long acquiring took, waiting for a held lock included (milliseconds). */
+  WaitMs: 'WaitMs',
+  /** How long a run held the lock, from acquisition to release (milliseconds). */
+  HeldMs: 'HeldMs',
+} as const
+export type SingletonMetric = (typeof SingletonMetric)[keyof typeof SingletonMetric]
+
+/**
+ * The dimensions of every metric. Each is written twice: per lock key and function name, and
+ * per function name alone (what the constructs' alarm and dashboard use, whatever keys the
+ * function locks); where no function name is known, per lock key alone.
+ */
+export const MetricDimension = { LockKey: 'LockKey', FunctionName: 'FunctionName' } as const
+
+/** The metrics' namespace when neither the option nor the environment names one. */
+export const DEFAULT_METRICS_NAMESPACE = 'LambdaSingleton'
+
+/** CloudWatch's rules for a namespace: 1-255 of these characters, and not AWS's own. */
+const NAMESPACE_PATTERN = /^[A-Za-z0-9.\-_/#: ]{1,255}$/
+
+/** Whether CloudWatch takes `namespace` as a custom namespace (it drops the metrics of any other). */
+export function isValidNamespace(namespace: unknown): namespace is string {
+  return typeof namespace === 'string' && NAMESPACE_PATTERN.test(namespace) && !namespace.startsWith('AWS/')
 }

@@ -7,13 +7,16 @@ import { fencedPut } from 'lambda-singleton/s3'
 const s3 = new S3Client({})
 const OUTPUT_BUCKET = process.env.OUTPUT_BUCKET ?? 'my-output-bucket'
 
+/** A checkpoint: how far this tick's work got. Cleared when a run completes. */
 interface Progress {
   readonly done: number
 }
 
 async function compact(_event: unknown, context: SingletonContext) {
   const { token, signal, state, checkpoint } = context.singleton
-  let done = (state as Progress | undefined)?.done ?? 0 // resume where a crashed run stopped
+  // `state` is the checkpoint of a run that failed midway (a retry resumes there); after a
+  // run that completed it is undefined, so every tick starts from part 0.
+  let done = (state as Progress | undefined)?.done ?? 0
   for (; done < 10; done++) {
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
     await fencedPut({ s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}`, token })
@@ -28,5 +31,5 @@ export const handler = middy<
   Error,
   SingletonContext
 >()
-  .use(singleton()) // bucket from LAMBDA_SINGLETON_BUCKET, lock key locks/<function name>
+  .use(singleton()) // the bucket and the lock key come from the environment the constructs set
   .handler(compact)

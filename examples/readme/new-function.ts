@@ -16,7 +16,9 @@ export class JobsStack extends Stack {
       timeout: Duration.minutes(10), // at most 15; the lease covers the whole invocation
       schedules: [{ name: 'nightly', expression: ScheduleExpression.cron({ hour: '3', minute: '0' }) }],
       deadLetterQueueEnabled: true,
-      alarms: { actions: [new SnsAction(topic)] },
+      alarms: { actions: [new SnsAction(topic)] }, // failed runs, undelivered ticks, lost leases
+      metrics: { dashboard: true }, // the lock's CloudWatch metrics, and a dashboard of them
+      lockKey: 'nightly-report', // locks/nightly-report; by default the construct path, JobsStack/NightlyReport
       functionProps: { memorySize: 512, environment: { STAGE: 'prod' } },
     })
   }

@@ -10,10 +10,18 @@ import {
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
 
-/** Fields a holder may set on the record when it writes. */
+/**
+ * Fields a holder may set on the record when it writes. The record carries two kinds of memory:
+ * `state`, the checkpoint of work not finished yet (a run that completes clears it, so the next
+ * run starts afresh), and `cursor`, where the work stands across runs (kept until replaced).
+ */
 export interface RecordPatch {
   /** A checkpoint for the next holder (`LockRecord.state`). `undefined` leaves it as it is. */
   readonly state?: JsonValue
+  /** Removes the checkpoint (`state`): the work it tracked is complete. Ignored with `state`. */
+  readonly clearState?: boolean
+  /** Where the work stands across runs (`LockRecord.cursor`). `undefined` leaves it as it is. */
+  readonly cursor?: JsonValue
   /** Id of the tick this holder completed (`LockRecord.last_run`). */
   readonly lastRun?: string
 }
@@ -136,13 +144,26 @@ export class Lease {
   }
 
   /**
-   * Stores `state` in the lock record without extending the lease, so the next holder can
-   * resume from it. Rejects `LockLostError` when the lease was taken over.
+   * Stores `state` in the lock record without extending the lease, so that a holder taking over
+   * unfinished work can resume from it. Rejects `LockLostError` when the lease was taken over.
    */
   checkpoint(state: JsonValue): Promise<void> {
+    return this.#update({ state })
+  }
+
+  /**
+   * Stores `cursor` in the lock record without extending the lease: where the work stands for
+   * every later run, kept until replaced. Rejects `LockLostError` when the lease was taken over.
+   */
+  saveCursor(cursor: JsonValue): Promise<void> {
+    return this.#update({ cursor })
+  }
+
+  /** Writes `patch` to the lock record without extending the lease (same token, conditional). */
+  #update(patch: RecordPatch): Promise<void> {
     return this.#serialized(async () => {
       this.#assertHeld()
-      await this.#write(this.#patched({ state }, {}), Math.max(this.#deadline, this.context.clock.now()))
+      await this.#write(this.#patched(patch, {}), Math.max(this.#deadline, this.context.clock.now()))
     })
   }
 
@@ -179,35 +200,38 @@ export class Lease {
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
     const next: Record<string, unknown> = { ...this.#record, ...fields }
     if (patch.lastRun !== undefined) next.last_run = patch.lastRun
-    if (patch.state !== undefined) {
-      const size = Buffer.byteLength(this.#stateText(patch.state), 'utf8')
-      if (size > MAX_STATE_BYTES) {
-        throw new LockOptionsError(`Checkpoint state is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, {
-          key: this.key,
-        })
-      }
-      next.state = patch.state
-    }
+    if (patch.state !== undefined) next.state = this.#checked(patch.state, 'Checkpoint state')
+    else if (patch.clearState) delete next.state
+    if (patch.cursor !== undefined) next.cursor = this.#checked(patch.cursor, 'Cursor')
     return next as LockRecord
   }
 
-  /** The checkpoint state as JSON, refused (`LockOptionsError`) when no reader could take it back. */
-  #stateText(state: JsonValue): string {
-    // The state sits one level below the record.
+  /**
+   * `value` as it may be stored in the record: refused (`LockOptionsError`) when no reader could
+   * take it back, or when it is larger than `MAX_STATE_BYTES`.
+   */
+  #checked(value: JsonValue, what: string): JsonValue {
+    // The value sits one level below the record.
     const limit = MAX_RECORD_DEPTH - 1
     const refused = (why: string, cause?: unknown) =>
-      new LockOptionsError(`Checkpoint state ${why}; nothing was written`, { key: this.key, cause })
-    if (nestingDepth(state, limit) > limit) {
+      new LockOptionsError(`${what} ${why}; nothing was written`, { key: this.key, cause })
+    if (nestingDepth(value, limit) > limit) {
       throw refused(`nests more than ${limit} levels deep (or contains itself)`)
     }
     let text: string | undefined
     try {
-      text = JSON.stringify(state)
+      text = JSON.stringify(value)
     } catch (error) {
       throw refused('cannot be written as JSON', error)
     }
     if (text === undefined) throw refused('is not a JSON value')
-    return text
+    const size = Buffer.byteLength(text, 'utf8')
+    if (size > MAX_STATE_BYTES) {
+      throw new LockOptionsError(`${what} is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, {
+        key: this.key,
+      })
+    }
+    return value
   }
 
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {

@@ -38,8 +38,10 @@ export interface LockRecord {
   readonly ttl_ms?: number
   /** Id of the last tick that completed (per-tick dedupe). */
   readonly last_run?: string
-  /** A holder's checkpoint, handed to the next holder. */
+  /** The checkpoint of work not finished yet, for the holder that resumes it; cleared when a run completes. */
   readonly state?: JsonValue
+  /** Where the work stands across runs (e.g. the last item processed), kept until a holder replaces it. */
+  readonly cursor?: JsonValue
   readonly [field: string]: unknown
 }
 

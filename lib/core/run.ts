@@ -22,7 +22,9 @@ export type RunResult<T> =
  * Runs `routine` under a lease of `lock`, renewed every `heartbeatMs`. When the lease is lost
  * (taken over, deleted, or not renewed in time) the routine's `lease.signal` aborts at once;
  * the run then rejects with that `LockLostError` even if the routine finished, because its work
- * may have overlapped a newer holder's. The lease is released however the routine ends.
+ * may have overlapped a newer holder's. The lease is released however the routine ends; when
+ * the routine resolves, its checkpoint (`lease.checkpoint`) is cleared with it, while a cursor
+ * (`lease.saveCursor`) stays for the next run.
  */
 export async function runExclusive<T>(
   lock: Lock,
@@ -52,6 +54,7 @@ export async function runExclusive<T>(
   stop()
   // Rejects LockLostError when the lease was lost meanwhile; a lease that ran out unrenewed
   // still frees the record first if nobody wrote since, so the next run need not wait for it.
-  await lease.release()
+  // The routine completed: its checkpoint is spent, and the next run starts afresh.
+  await lease.release({ clearState: true })
   return { status: 'ran', value, token: lease.token }
 }

@@ -65,10 +65,28 @@ export interface SingletonState {
   /** Aborted when the lease is lost, or when the run ends (the invocation returned or timed out). */
   readonly signal: AbortSignal
   readonly lease: Lease
-  /** The last checkpoint written by this or an earlier run, e.g. where a crashed run stopped. */
+  /**
+   * The checkpoint of unfinished work: what an earlier run that did not complete (it threw,
+   * timed out or crashed) last passed to `checkpoint`, e.g. where it stopped. `undefined` after
+   * a run that completed: a successful run clears it.
+   */
   readonly state: JsonValue | undefined
-  /** Stores a small JSON state in the lock record for the next run (same token, conditional). */
+  /**
+   * Stores a checkpoint of this run's progress in the lock record (same token, conditional
+   * write), for a retry to resume from if this run does not complete. Cleared when a run
+   * completes, so the next tick starts afresh.
+   */
   checkpoint(state: JsonValue): Promise<void>
+  /**
+   * Where the work stands across runs (e.g. the last item processed), as the last run to call
+   * `saveCursor` left it, completed or not, when this run began; `undefined` until one does.
+   */
+  readonly cursor: JsonValue | undefined
+  /**
+   * Stores `cursor` in the lock record (same token, conditional write), for every later run:
+   * never cleared by the library, only replaced.
+   */
+  saveCursor(cursor: JsonValue): Promise<void>
   /** The tick this invocation stands for, when the event tells. */
   readonly tick: string | undefined
 }

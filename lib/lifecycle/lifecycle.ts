@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto'
+import { LOCK_ENV } from '../config.js'
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
-import { AcquireStatus, Lock } from '../core/lock.js'
+import { AcquireStatus, type Acquisition, Lock } from '../core/lock.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
 import type { InvocationContext } from './context.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
-import { leaseRequest, runTiming } from './lease-timing.js'
+import { leaseRequest, type RunTiming, runTiming } from './lease-timing.js'
+import { EmfMetrics } from './metrics.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
 import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
@@ -34,6 +36,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   readonly #where: string
   readonly #clock: Clock
   readonly #report: Report
+  readonly #metrics: EmfMetrics
   readonly #locks = new Map<string, Lock>()
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
@@ -44,6 +47,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     this.#where = where
     this.#clock = this.#config.clock ?? systemClock
     this.#report = reporter(this.#config.logger, this.#config.onOutcome)
+    this.#metrics = new EmfMetrics(this.#config.metrics, () => this.#clock.now())
   }
 
   /** Acquires for one invocation: a running `SingletonRun`, or why the handler must not run. */
@@ -53,39 +57,21 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const key = this.#keyOf(event, context)
     const tick = config.tickId === false ? undefined : (config.tickId?.(event, context) ?? tickIdOf(event))
     const timing = runTiming(config, context, this.#clock)
-    // A tick that already ran is recognised from the record as read: nothing is written for it.
-    const done = tick === undefined ? undefined : (record: LockRecord) => isTickDone(tick, record.last_run)
-
-    let attempt: Awaited<ReturnType<Lock['attempt']>>
-    try {
-      const lock = await this.#lockFor(key)
-      attempt = await lock.attempt({
-        ...leaseRequest(timing),
-        owner: ownerOf(context),
-        waitMs: config.waitMs,
-        ...(done && { skipIf: done }),
-      })
-    } catch (error) {
-      this.#report('error', 'lock could not be acquired', {
-        outcome: Outcome.Error,
-        key,
-        ...(tick && { tick }),
-        error: asError(error),
-      })
-      throw error
-    }
+    const report = this.#reportFor(context)
+    const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report)
 
     switch (attempt.status) {
       case AcquireStatus.Skipped:
-        this.#report('info', 'skipped: tick already completed', {
+        report('info', 'skipped: tick already completed', {
           outcome: Outcome.Duplicate,
           key,
           token: attempt.record.token,
           ...(tick && { tick }),
+          waitMs,
         })
         return { status: 'skipped', result: skipResult(SkipReason.Duplicate, key, attempt.record, tick) }
       case AcquireStatus.Held:
-        return this.#held(key, attempt.holder, tick)
+        return this.#held(report, { key, holder: attempt.holder, tick, waitMs })
       case AcquireStatus.Acquired: {
         const { lease } = attempt
         const run = new SingletonRun(lease, {
@@ -93,19 +79,59 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
           tick,
           timing,
           clock: this.#clock,
-          report: this.#report,
+          report,
           throwOnLost: config.throwOnLost,
         })
         this.#active.add(run)
-        this.#report('info', 'lock acquired', {
+        report('info', 'lock acquired', {
           outcome: Outcome.Acquired,
           key,
           token: lease.token,
           owner: lease.owner,
           ...(tick && { tick }),
+          waitMs,
         })
         return { status: 'running', run }
       }
+    }
+  }
+
+  /** Tries the lock for one invocation: the attempt, and how long it took (waiting included). */
+  async #attempt(
+    key: string,
+    tick: string | undefined,
+    timing: RunTiming,
+    context: TContext,
+    report: Report,
+  ): Promise<{ attempt: Acquisition; waitMs: number }> {
+    // A tick that already ran is recognised from the record as read: nothing is written for it.
+    const done = tick === undefined ? undefined : (record: LockRecord) => isTickDone(tick, record.last_run)
+    try {
+      const lock = await this.#lockFor(key)
+      const started = this.#clock.now()
+      const attempt = await lock.attempt({
+        ...leaseRequest(timing),
+        owner: ownerOf(context),
+        waitMs: this.#config.waitMs,
+        ...(done && { skipIf: done }),
+      })
+      return { attempt, waitMs: this.#clock.now() - started }
+    } catch (error) {
+      report('error', 'lock could not be acquired', {
+        outcome: Outcome.Error,
+        key,
+        ...(tick && { tick }),
+        error: asError(error),
+      })
+      throw error
+    }
+  }
+
+  /** Logs and hands on each outcome of this invocation, and writes its metrics when they are on. */
+  #reportFor(context: TContext): Report {
+    return (level, message, event) => {
+      this.#report(level, message, event)
+      this.#metrics.record(event, context.functionName || undefined)
     }
   }
 
@@ -115,12 +141,16 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     return run.end(succeeded)
   }
 
-  #held(key: string, holder: LockRecord | undefined, tick: string | undefined): RunStart {
-    this.#report('info', 'skipped: lock held by another run', {
+  #held(
+    report: Report,
+    { key, holder, tick, waitMs }: { key: string; holder?: LockRecord; tick?: string; waitMs: number },
+  ): RunStart {
+    report('info', 'skipped: lock held by another run', {
       outcome: Outcome.Skipped,
       key,
       ...(holder && { token: holder.token, owner: holder.owner }),
       ...(tick && { tick }),
+      waitMs,
     })
     if (this.#config.onHeld === OnHeld.Throw) {
       throw new LockHeldError(`Lock "${key}" is held by ${holder?.owner ?? 'another run'}`, {
@@ -176,12 +206,16 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
 
   #keyOf(event: TEvent, context: TContext): string {
     const { key, keyPrefix } = this.#config
-    const name = typeof key === 'function' ? key(event, context) : (key ?? context.functionName)
+    // The constructs name the key (a construct path outlives the generated function name).
+    const name =
+      typeof key === 'function'
+        ? key(event, context)
+        : (key ?? (process.env[LOCK_ENV.key] || context.functionName))
     if (typeof name !== 'string' || name.length === 0) {
       throw new LockOptionsError(
         typeof key === 'function'
           ? `${this.#where}: the key function returned ${JSON.stringify(name)}; it must return a non-empty string`
-          : `${this.#where}: no key: pass { key } or run inside Lambda, where the function name is the default`,
+          : `${this.#where}: no key: pass { key }, set ${LOCK_ENV.key} (the constructs do), or run inside Lambda, where the function name is the default`,
       )
     }
     return `${keyPrefix}${name}`

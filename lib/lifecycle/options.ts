@@ -5,6 +5,7 @@ import type { LockStore } from '../core/store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, defaultHeartbeatMs, validateTiming } from '../core/timing.js'
 import type { InvocationContext, LambdaContext } from './context.js'
 import { consoleLogger, type SingletonLogger } from './logger.js'
+import { type SingletonMetricsOptions, validateMetrics } from './metrics.js'
 import type { OutcomeEvent } from './outcome.js'
 
 /** What a run does when another run holds the lock. */
@@ -56,6 +57,12 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
   /** Called once per outcome, e.g. to emit a metric. Must not throw. */
   readonly onOutcome?: (event: OutcomeEvent) => void
   /**
+   * CloudWatch metrics as Embedded Metric Format lines on standard output: `true`, or a
+   * namespace and where to write; `false` keeps them off even when the environment asks.
+   * @default off, unless LAMBDA_SINGLETON_METRICS_NAMESPACE is set (the constructs' `metrics`)
+   */
+  readonly metrics?: boolean | SingletonMetricsOptions
+  /**
    * Fail the invocation when the lease turns out lost. Off by default: the work is done, and a
    * retry would do it again; the loss is logged as an error either way. @default false
    */
@@ -76,6 +83,7 @@ export interface ResolvedOptions<TEvent, TContext> {
   readonly tickId: false | ((event: TEvent, context: TContext) => string | undefined) | undefined
   readonly logger: SingletonLogger
   readonly onOutcome: ((event: OutcomeEvent) => void) | undefined
+  readonly metrics: boolean | SingletonMetricsOptions | undefined
   readonly throwOnLost: boolean
   readonly clock: Clock | undefined
 }
@@ -102,6 +110,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   if (options.tickId !== undefined && options.tickId !== false && typeof options.tickId !== 'function') {
     fail('tickId must be a function or false')
   }
+  validateMetrics(options.metrics, where)
   return {
     store,
     keyPrefix,
@@ -114,6 +123,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     tickId: options.tickId,
     logger: options.logger ?? consoleLogger,
     onOutcome: options.onOutcome,
+    metrics: options.metrics,
     throwOnLost: options.throwOnLost ?? false,
     clock: options.clock,
   }

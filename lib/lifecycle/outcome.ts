@@ -10,7 +10,9 @@ export const Outcome = {
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
   Lost: 'lost',
-  /** The lock could not be used at all (store unreachable, corrupted record, bad key). */
+  /** The handler ended but the release failed: the lock stays held until its lease expires. */
+  ReleaseFailed: 'release-failed',
+  /** The lock could not be used at all (store unreachable, corrupted record, bad key), or a heartbeat failed. */
   Error: 'error',
 } as const
 export type Outcome = (typeof Outcome)[keyof typeof Outcome]
@@ -21,5 +23,9 @@ export interface OutcomeEvent {
   readonly token?: number
   readonly owner?: string
   readonly tick?: string
+  /** How long acquiring took, waiting included: on `acquired`, `skipped` and `duplicate`. */
+  readonly waitMs?: number
+  /** How long the run held the lock, from acquisition to release: on `released`. */
+  readonly heldMs?: number
   readonly error?: Error
 }

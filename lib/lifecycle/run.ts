@@ -28,6 +28,8 @@ export class SingletonRun {
   readonly #controller = new AbortController()
   readonly #stopHeartbeat: () => void
   readonly #onLost = (): void => this.#reportLost()
+  /** When the lease was taken, by the local clock: how long it was held is reported on release. */
+  readonly #acquiredAt: number
   #lostReported = false
   #ended: Promise<void> | undefined
 
@@ -35,6 +37,7 @@ export class SingletonRun {
     this.#lease = lease
     this.#settings = settings
     const { key, tick, timing, clock, report } = settings
+    this.#acquiredAt = clock.now()
     lease.signal.addEventListener('abort', this.#onLost, { once: true })
     this.#stopHeartbeat =
       timing.covers === 'invocation' || timing.heartbeatMs === undefined
@@ -62,6 +65,8 @@ export class SingletonRun {
       lease,
       state: lease.record.state,
       checkpoint: (state) => lease.checkpoint(state),
+      cursor: lease.record.cursor,
+      saveCursor: (cursor) => lease.saveCursor(cursor),
       tick,
     }
   }
@@ -73,9 +78,9 @@ export class SingletonRun {
   }
 
   /**
-   * Ends the run: stops the heartbeat and the handler's signal, then releases, recording the tick
-   * as done when the handler succeeded. Rejects only for a lost lease with `throwOnLost`. Ending
-   * twice ends once.
+   * Ends the run: stops the heartbeat and the handler's signal, then releases; when the handler
+   * succeeded, the release records the tick as done and clears the checkpoint. Rejects only for
+   * a lost lease with `throwOnLost`. Ending twice ends once.
    */
   end(succeeded: boolean): Promise<void> {
     this.#ended ??= this.#end(succeeded)
@@ -91,19 +96,23 @@ export class SingletonRun {
     this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
     try {
       if (!lease.isReleased) {
-        await lease.release(succeeded && tick !== undefined ? { lastRun: tick } : {})
+        // A completed run spends its checkpoint: the next run (the next tick) starts afresh.
+        await lease.release(
+          succeeded ? { clearState: true, ...(tick !== undefined && { lastRun: tick }) } : {},
+        )
         report('info', 'lock released', {
           outcome: Outcome.Released,
           key,
           token: lease.token,
           ...(tick && { tick }),
+          heldMs: this.#settings.clock.now() - this.#acquiredAt,
         })
       }
     } catch (error) {
       // A lost lease was reported by the lease's own signal; any other failure leaves it to expire.
       if (!(error instanceof LockLostError)) {
         report('error', 'lock could not be released; it will expire', {
-          outcome: Outcome.Error,
+          outcome: Outcome.ReleaseFailed,
           key,
           token: lease.token,
           error: asError(error),

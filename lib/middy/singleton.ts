@@ -21,7 +21,10 @@ export function singleton<TEvent = unknown, TResult = unknown>(
 
   const before = async (request: SingletonRequest): Promise<SkipResult | undefined> => {
     const start = await lifecycle.begin(request.event, request.context)
-    if (start.status === 'skipped') return start.result // Middy answers with it, skipping the handler
+    if (start.status === 'skipped') {
+      await cleanupPowertools(request)
+      return start.result // Middy answers with it, skipping the handler
+    }
     runs.set(request, start.run)
     request.context.singleton = start.run.state
     return undefined
@@ -38,5 +41,22 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     before,
     after: (request) => finish(request, true),
     onError: (request) => finish(request, false),
+  }
+}
+
+/**
+ * Where Powertools' middlewares (`logMetrics`, `injectLambdaContext`, `captureLambdaHandler`,
+ * idempotency) leave their cleanup for a middleware that ends a request early, since Middy then
+ * skips their `after`: without it, metrics stored for a skipped invocation would not be flushed.
+ * The keys and order are those of `cleanupMiddlewares` in `@aws-lambda-powertools/commons`.
+ */
+const POWERTOOLS_CLEANUPS = ['tracer', 'metrics', 'logger', 'idempotency'].map(
+  (name) => `powertools-for-aws.${name}`,
+)
+
+async function cleanupPowertools(request: { internal: Record<string, unknown> }): Promise<void> {
+  for (const key of POWERTOOLS_CLEANUPS) {
+    const cleanup = Object.hasOwn(request.internal, key) ? request.internal[key] : undefined
+    if (typeof cleanup === 'function') await cleanup(request)
   }
 }

@@ -235,6 +235,19 @@ describe('a checkpoint', () => {
     })
   })
 
+  it('stays through a release, unless the release clears it', async () => {
+    const { held, record, lock } = setup()
+    const lease = await held()
+    await lease.checkpoint({ cursor: 7 })
+    await lease.release()
+    expect(record()).toMatchObject({ expires_at: 0, state: { cursor: 7 } })
+    const next = await lock().tryAcquire()
+    expect(next?.record.state).toEqual({ cursor: 7 })
+    await next?.release({ clearState: true, lastRun: 'tick-2' })
+    expect(record()).toMatchObject({ expires_at: 0, last_run: 'tick-2' })
+    expect(record()).not.toHaveProperty('state')
+  })
+
   it('after release is refused, writing nothing', async () => {
     const { store, held } = setup()
     const lease = await held()
@@ -256,5 +269,38 @@ describe('a lease’s view of itself', () => {
     expect(lease.etag).toBe(current.status === 'found' ? current.etag : undefined)
     await lease.release()
     expect(lease.isHeld).toBe(false)
+  })
+})
+
+describe('a cursor', () => {
+  it('is stored without extending the lease, beside the checkpoint, and outlives a release that clears the checkpoint', async () => {
+    const { held, record } = setup()
+    const lease = await held()
+    const before = record().expires_at
+    await lease.checkpoint({ done: 2 })
+    await lease.saveCursor({ after: 'inbox/0042.json' })
+    expect(record()).toMatchObject({
+      expires_at: before,
+      state: { done: 2 },
+      cursor: { after: 'inbox/0042.json' },
+    })
+    await lease.release({ clearState: true })
+    expect(record()).toMatchObject({ expires_at: 0, cursor: { after: 'inbox/0042.json' } })
+    expect(record()).not.toHaveProperty('state')
+  })
+
+  it('takes up to 60 KiB, and refuses what JSON cannot hold, writing nothing', async () => {
+    const { store, held, record } = setup()
+    const lease = await held()
+    await lease.saveCursor('x'.repeat(60 * 1024 - 2))
+    expect(record().cursor).toHaveLength(60 * 1024 - 2)
+    store.calls.length = 0
+    await expect(lease.saveCursor('x'.repeat(60 * 1024 - 1))).rejects.toMatchObject({
+      name: 'LockOptionsError',
+      message: expect.stringMatching(/^Cursor is/),
+    })
+    await expect(lease.saveCursor(1n as never)).rejects.toBeInstanceOf(LockOptionsError)
+    expect(store.calls).toEqual([])
+    expect(lease.isHeld).toBe(true)
   })
 })

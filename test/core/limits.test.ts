@@ -169,20 +169,45 @@ describe('a lock at the limits of its record', () => {
       ['that JSON cannot hold', { count: 10n }],
       ['that is no JSON value', () => 1],
     ])(
-      'refuses a checkpoint %s with LockOptionsError, writing nothing and keeping the lease',
-      async (_, state) => {
+      'refuses a checkpoint or a cursor %s with LockOptionsError, writing nothing and keeping the lease',
+      async (_, value) => {
         const { contender, store, writes } = setup()
         const lease = await contender('a').tryAcquire()
         const before = store.peek(KEY)
         const written = writes()
-        const error = await rejection(lease?.checkpoint(state as never) ?? Promise.resolve())
-        expect(error).toBeInstanceOf(LockOptionsError)
+        for (const [write, what] of [
+          [(v: never) => lease?.checkpoint(v), /^Checkpoint state /],
+          [(v: never) => lease?.saveCursor(v), /^Cursor /],
+        ] as const) {
+          const error = await rejection(write(value as never) ?? Promise.resolve())
+          expect(error).toBeInstanceOf(LockOptionsError)
+          expect(error).toMatchObject({ key: KEY, message: expect.stringMatching(what) })
+        }
         expect(store.peek(KEY)).toBe(before)
         expect(writes()).toBe(written)
-        await lease?.checkpoint({ cursor: 1 })
-        expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: { cursor: 1 } })
+        await lease?.checkpoint({ done: 1 })
+        await lease?.saveCursor({ after: 2 })
+        expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: { done: 1 }, cursor: { after: 2 } })
       },
     )
+
+    it('keeps the reason JSON gave for a value it cannot hold', async () => {
+      const { contender } = setup()
+      const lease = await contender('a').tryAcquire()
+      const error = await rejection(lease?.saveCursor({ count: 10n } as never) ?? Promise.resolve())
+      expect((error as LockOptionsError).cause).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toMatch(/cannot be written as JSON/)
+    })
+
+    it('takes a checkpoint and a cursor nested as deep as a record field may be', async () => {
+      const { contender, store } = setup()
+      const lease = await contender('a').tryAcquire()
+      // They sit one level below the record, like any field.
+      const deepest = JSON.parse(nested(MAX_RECORD_DEPTH - 1))
+      await lease?.checkpoint(deepest)
+      await lease?.saveCursor(deepest)
+      expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: deepest, cursor: deepest })
+    })
 
     it('refuses to acquire a valid record of exactly 64 KiB (record-too-large), writing nothing, and inspect says so', async () => {
       const { contender, store, writes } = setup()

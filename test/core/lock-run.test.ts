@@ -26,6 +26,21 @@ describe('lock.run', () => {
     expect(record()).toMatchObject({ token, run: 1, expires_at: 0 })
   })
 
+  it('clears the checkpoint when the routine completes, keeps it when it throws, and keeps the cursor', async () => {
+    const { clock, lock, record } = setup()
+    const failing = lock().run(async (lease) => {
+      await lease.checkpoint({ done: 3 })
+      await lease.saveCursor('2026-11-20')
+      throw new Error('job failed')
+    })
+    await expect(clock.run(failing)).rejects.toThrow('job failed')
+    expect(record()).toMatchObject({ state: { done: 3 }, cursor: '2026-11-20' })
+    const resumed = await clock.run(lock().run(async (lease) => lease.record.state))
+    expect(resumed).toMatchObject({ status: 'ran', value: { done: 3 } })
+    expect(record()).not.toHaveProperty('state')
+    expect(record()).toMatchObject({ cursor: '2026-11-20', expires_at: 0 })
+  })
+
   it('does not run the routine while another holds the lock, and names the holder', async () => {
     const { clock, lock } = setup()
     await clock.run(lock('other').tryAcquire())

@@ -216,20 +216,41 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       expect(second).toMatchObject({ skipped: true, reason: 'duplicate' })
     })
 
-    it('hands a checkpoint to the next holder, and refuses one too large', async () => {
-      const { clock, wrap, context } = world(adapter)
+    it('hands a checkpoint to the run after one that failed, clears it when a run completes, and refuses one too large', async () => {
+      const { clock, wrap, context, record } = world(adapter)
       const states: unknown[] = []
       const handler = wrap(async (event, ctx) => {
         states.push(ctx.singleton.state)
-        await ctx.singleton.checkpoint({ cursor: 41 })
+        await ctx.singleton.checkpoint({ done: 41 })
         if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
-        await ctx.singleton.checkpoint({ cursor: 42 })
+        await ctx.singleton.checkpoint({ done: 42 })
       })
       await expect(clock.run(handler({ crash: true }, context()))).rejects.toThrow('crashed')
       await clock.run(handler({}, context()))
-      expect(states).toEqual([undefined, { cursor: 41 }])
+      expect(record()).not.toHaveProperty('state')
+      await clock.run(handler({}, context()))
+      expect(states).toEqual([undefined, { done: 41 }, undefined])
       const huge = wrap(async (_event, ctx) => ctx.singleton.checkpoint('x'.repeat(100_000)))
       await expect(clock.run(huge({}, context()))).rejects.toBeInstanceOf(LockOptionsError)
+    })
+
+    it('keeps a cursor across runs, completed or failed, until a run replaces it', async () => {
+      const { clock, wrap, context, record } = world(adapter)
+      const cursors: unknown[] = []
+      const handler = wrap(async (event, ctx) => {
+        cursors.push(ctx.singleton.cursor)
+        const next = ((ctx.singleton.cursor as number | undefined) ?? 0) + 1
+        await ctx.singleton.saveCursor(next)
+        if ((event as { crash?: boolean }).crash) throw new Error('crashed after saving the cursor')
+      })
+      await clock.run(handler({}, context()))
+      await expect(clock.run(handler({ crash: true }, context()))).rejects.toThrow('crashed')
+      await clock.run(handler({}, context()))
+      expect(cursors).toEqual([undefined, 1, 2])
+      expect(record()).toMatchObject({ cursor: 3, expires_at: 0 })
+      const huge = wrap(async (_event, ctx) => ctx.singleton.saveCursor('x'.repeat(100_000)))
+      await expect(clock.run(huge({}, context()))).rejects.toBeInstanceOf(LockOptionsError)
+      expect(record()).toMatchObject({ cursor: 3 })
     })
 
     it("holds the lease to the invocation's deadline by default, with no heartbeat", async () => {

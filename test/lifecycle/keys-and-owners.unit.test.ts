@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { type LambdaContext, LockOptionsError } from '../../lib/index.js'
 import { world } from './world.js'
 
@@ -19,6 +19,27 @@ describe('lock keys', () => {
     const error = await clock.run(wrap(async () => 'ran')({}, {} as LambdaContext)).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockOptionsError)
     expect((error as Error).message).toMatch(/no key/)
+  })
+
+  it('is the function name by default, or the key the constructs name (LAMBDA_SINGLETON_KEY), which outlives a renamed function', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    const handler = wrap(async () => 'ran')
+    const keys = async (functionName: string) => {
+      await clock.run(handler({}, context({ functionName })))
+      return outcomes.at(-1)?.key
+    }
+    vi.stubEnv('LAMBDA_SINGLETON_KEY', '')
+    expect(await keys('Jobs-NightlyReport-AbC123')).toBe('locks/Jobs-NightlyReport-AbC123')
+    vi.stubEnv('LAMBDA_SINGLETON_KEY', 'Jobs/NightlyReport')
+    try {
+      expect(await keys('Jobs-NightlyReport-AbC123')).toBe('locks/Jobs/NightlyReport')
+      expect(await keys('Jobs-NightlyReport-XyZ789')).toBe('locks/Jobs/NightlyReport') // replaced by CDK
+      const given = wrap(async () => 'ran', { key: 'explicit' })
+      await clock.run(given({}, context()))
+      expect(outcomes.at(-1)?.key).toBe('locks/explicit') // the option wins
+    } finally {
+      vi.unstubAllEnvs()
+    }
   })
 
   it('re-acquires a warm key with one request: the lock of each key is kept between invocations', async () => {

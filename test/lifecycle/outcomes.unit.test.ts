@@ -3,13 +3,34 @@ import { KEY, tick, world } from './world.js'
 
 /** One outcome per step of an invocation, with the fields an operator needs, at the right level. */
 describe('outcomes and log lines', () => {
-  it('acquired and released name the key, the token, the owner and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines, record } = world()
-    await clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
-    const { token } = record()
+  it('acquired and released name the key, the token, the owner, the tick and the times, at info', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('read', () => clock.sleep(40).then(() => 'ok')) // the first read takes 40 ms
+    let ranAt = Number.NaN
+    const handler = wrap(async () => {
+      ranAt = clock.now()
+      return clock.sleep(2_500).then(() => 'ok')
+    })
+    const invokedAt = clock.now()
+    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    // The read's 40 ms, then the wait until the store's clock has passed the new token.
+    expect(ranAt - invokedAt).toBeGreaterThan(40)
     expect(outcomes).toEqual([
-      { outcome: 'acquired', key: KEY, token, owner: 'nightly-report/r1', tick: '2026-11-21T03:00:00Z' },
-      { outcome: 'released', key: KEY, token, tick: '2026-11-21T03:00:00Z' },
+      {
+        outcome: 'acquired',
+        key: KEY,
+        token: expect.any(Number),
+        owner: 'nightly-report/r1',
+        tick: '2026-11-21T03:00:00Z',
+        waitMs: ranAt - invokedAt,
+      },
+      {
+        outcome: 'released',
+        key: KEY,
+        token: expect.any(Number),
+        tick: '2026-11-21T03:00:00Z',
+        heldMs: 2_500,
+      },
     ])
     expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
@@ -22,20 +43,22 @@ describe('outcomes and log lines', () => {
   })
 
   it('a skip names the holder, its token and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines, record } = world()
+    const { clock, wrap, context, outcomes, lines } = world()
     const slow = wrap(async () => clock.sleep(5_000))
     const first = slow({}, context({ requestId: 'r1' }))
-    await clock.advance(1) // its record is written; its lease may not be handed out yet
+    await clock.advance(1)
     await clock.run(slow(tick('2026-11-21T03:00:00Z'), context()))
-    const skipped = outcomes.findIndex((o) => o.outcome === 'skipped')
-    expect(outcomes[skipped]).toEqual({
+    // The holder logs "acquired" once its token's wait is over: the skip may come first.
+    const skip = outcomes.findIndex((o) => o.outcome === 'skipped')
+    expect(outcomes[skip]).toEqual({
       outcome: 'skipped',
       key: KEY,
-      token: record().token,
+      token: expect.any(Number),
       owner: 'nightly-report/r1',
       tick: '2026-11-21T03:00:00Z',
+      waitMs: 0,
     })
-    expect(lines[skipped]?.level).toBe('info')
+    expect(lines[skip]?.level).toBe('info')
     await clock.run(first)
   })
 
@@ -43,16 +66,21 @@ describe('outcomes and log lines', () => {
     const { clock, wrap, context, outcomes } = world()
     const handler = wrap(async () => clock.sleep(1_000))
     await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
-    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY })
+    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY, waitMs: 0 })
   })
 
   it('a duplicate tick names the token that ran it and the tick, at info', async () => {
-    const { clock, wrap, context, outcomes, lines, record } = world()
+    const { clock, wrap, context, outcomes, lines } = world()
     const handler = wrap(async () => 'ok')
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    const { token } = record()
     await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    expect(outcomes[2]).toEqual({ outcome: 'duplicate', key: KEY, token, tick: '2026-11-21T03:00:00Z' })
+    expect(outcomes[2]).toEqual({
+      outcome: 'duplicate',
+      key: KEY,
+      token: expect.any(Number),
+      tick: '2026-11-21T03:00:00Z',
+      waitMs: 0,
+    })
     expect(lines[2]?.level).toBe('info')
   })
 
@@ -71,7 +99,7 @@ describe('outcomes and log lines', () => {
   })
 
   it('a failed heartbeat is a warning and an error outcome with the failure; the run goes on', async () => {
-    const { clock, store, wrap, context, outcomes, lines, record } = world()
+    const { clock, store, wrap, context, outcomes, lines } = world()
     store.script('replace', 'fatal')
     const handler = wrap(async (_e, ctx) => clock.sleep(3_000).then(() => ctx.singleton.signal.aborted), {
       ttlMs: 6_000,
@@ -81,21 +109,21 @@ describe('outcomes and log lines', () => {
     expect(outcomes[1]).toEqual({
       outcome: 'error',
       key: KEY,
-      token: record().token,
+      token: expect.any(Number),
       error: expect.objectContaining({ name: 'LockStoreError' }),
     })
     expect(lines[1]?.level).toBe('warn')
     expect(outcomes.at(-1)?.outcome).toBe('released')
   })
 
-  it('a release that fails is an error, the handler’s result still returned', async () => {
-    const { clock, store, wrap, context, outcomes, lines, record } = world()
+  it('a release that fails is its own outcome, logged as an error, the handler’s result still returned', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
     store.script('replace', 'fatal')
     expect(await clock.run(wrap(async () => 'done')({}, context()))).toBe('done')
     expect(outcomes[1]).toEqual({
-      outcome: 'error',
+      outcome: 'release-failed',
       key: KEY,
-      token: record().token, // not released: the record is still the run's
+      token: expect.any(Number),
       error: expect.objectContaining({ name: 'LockStoreError' }),
     })
     expect(lines[1]?.level).toBe('error')
@@ -103,11 +131,9 @@ describe('outcomes and log lines', () => {
 
   it('a lease lost to a takeover is an error naming the new holder and the tick', async () => {
     const { clock, store, wrap, context, outcomes, lines, record } = world()
-    let token = 0
     const handler = wrap(
       async (_e, ctx) => {
-        token = ctx.singleton.token
-        store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: token + 1, owner: 'thief' }))
+        store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: record().token + 1, owner: 'thief' }))
         await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
       },
       { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
@@ -116,7 +142,7 @@ describe('outcomes and log lines', () => {
     expect(outcomes[1]).toEqual({
       outcome: 'lost',
       key: KEY,
-      token,
+      token: expect.any(Number),
       owner: 'thief',
       tick: '2026-11-21T03:00:00Z',
       error: expect.objectContaining({ name: 'LockLostError', reason: 'taken-over' }),
@@ -139,7 +165,7 @@ describe('outcomes and log lines', () => {
     store.script('replace', 'fatal')
     await clock.run(wrap(async () => 'done', { ttlMs: 6_000, clockSkewMarginMs: 1_000 })({}, context()))
     await clock.advance(60_000) // the unreleased lease's own end passes
-    expect(kinds()).toEqual(['acquired', 'error'])
+    expect(kinds()).toEqual(['acquired', 'release-failed'])
   })
 
   it('a handler that released the lease itself is not reported released a second time', async () => {

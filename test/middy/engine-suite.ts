@@ -331,19 +331,29 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       expect(await handler(tick, lambdaContext({ functionName }))).toBe(2)
     })
 
-    it('hands a checkpoint to the next holder', async () => {
+    it('hands a checkpoint to the run after a failed one and clears it on completion; keeps a cursor', async () => {
       const functionName = freshFunction('checkpoint')
-      const states: unknown[] = []
+      const seen: unknown[] = []
       const { handler } = wrapped(async (event, context) => {
-        states.push(context.singleton.state)
-        await context.singleton.checkpoint({ cursor: 41 })
+        const { state, cursor } = context.singleton
+        seen.push({ state, cursor })
+        await context.singleton.checkpoint({ done: 41 })
+        await context.singleton.saveCursor(((cursor as number | undefined) ?? 0) + 1)
         if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
-        await context.singleton.checkpoint({ cursor: 42 })
+        await context.singleton.checkpoint({ done: 42 })
         return 'done'
       })
       await expect(handler({ crash: true }, lambdaContext({ functionName }))).rejects.toThrow('crashed')
       await handler({}, lambdaContext({ functionName }))
-      expect(states).toEqual([undefined, { cursor: 41 }])
+      await handler({}, lambdaContext({ functionName }))
+      expect(seen).toEqual([
+        { state: undefined, cursor: undefined },
+        { state: { done: 41 }, cursor: 1 },
+        { state: undefined, cursor: 2 },
+      ])
+      const lock = await record(`locks/${functionName}`)
+      expect(lock).toMatchObject({ cursor: 3, expires_at: 0 })
+      expect(lock).not.toHaveProperty('state')
       await expect(
         wrapped(async (_e, context) => context.singleton.checkpoint('x'.repeat(100_000))).handler(
           {},

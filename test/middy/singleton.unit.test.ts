@@ -70,4 +70,25 @@ describe('singleton() and Middy', () => {
     // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.
     expect(outcomes).toEqual(['acquired', 'error', 'acquired', 'released'])
   })
+
+  it("runs Powertools' cleanups (its metrics flush) when a skip ends the request early, and only then", async () => {
+    const clock = new ManualClock()
+    const store = new MemoryLockStore({ clock })
+    const flushed: string[] = []
+    const handler = middy<unknown, unknown, Error, SingletonContext>()
+      // Where Powertools' logMetrics and injectLambdaContext leave their cleanup, used before singleton().
+      .use({
+        before: (request) => {
+          request.internal['powertools-for-aws.logger'] = async () => flushed.push('logger')
+          request.internal['powertools-for-aws.metrics'] = async () => flushed.push('metrics')
+        },
+      })
+      .use(singleton({ store, clock, logger: silentLogger }))
+      .handler(async () => clock.sleep(1_000).then(() => 'ran'))
+    const [a, b] = await clock.run(
+      Promise.all([handler({}, simContext(clock)), handler({}, simContext(clock))]),
+    )
+    expect([a, b].filter((result) => result === 'ran')).toHaveLength(1) // the other was skipped
+    expect(flushed).toEqual(['metrics', 'logger']) // once, for the skip, in Powertools' order
+  })
 })
