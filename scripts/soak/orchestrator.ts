@@ -23,15 +23,13 @@ import {
 import { fileURLToPath } from 'node:url'
 import { CreateBucketCommand } from '@aws-sdk/client-s3'
 import { Chaos, localRgwRestart, type RestartRgw } from './chaos.js'
-import { check } from './checker.js'
 import { parseCommand, type SoakConfig } from './config.js'
 import { type EventBody, parseEvents, readEvents, type SoakEvent, trueNow } from './events.js'
 import { directClient, readFinalState } from './final-state.js'
 import { bundleWorker, WorkerPool } from './pool.js'
 import { SoakProxy } from './proxy.js'
 import { seededRandom } from './random.js'
-import { formatSummary, summarize } from './summary.js'
-import { drawTimeline } from './timeline.js'
+import { judge } from './report.js'
 
 const s3LocalScript = fileURLToPath(new URL('../s3-local.sh', import.meta.url))
 
@@ -45,7 +43,7 @@ function rgwRestartFor(endpoint: string): RestartRgw {
   }
 }
 
-async function soak(config: SoakConfig): Promise<SoakEvent[]> {
+async function soak(config: SoakConfig): Promise<{ events: SoakEvent[]; context: Record<string, unknown> }> {
   const endpoint = process.env.S3_ENDPOINT
   if (!endpoint) throw new Error('S3_ENDPOINT is not set: run `npm run soak`, which starts the local engine')
   const logDir = `${config.reportDir}/logs`
@@ -108,39 +106,31 @@ async function soak(config: SoakConfig): Promise<SoakEvent[]> {
   }
   events.sort((a, b) => a.t - b.t)
   writeFileSync(`${config.reportDir}/events.jsonl`, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`)
-  return events
+  const harness = {
+    requests: proxy.requests,
+    upstreamFailures: proxy.upstreamFailures,
+    unexpectedWorkerExits: pool.unexpectedExits,
+    rgwRestartable: restartRgw !== undefined,
+  }
+  return { events, context: { config, bucket, harness } }
 }
 
-function judge(
-  events: readonly SoakEvent[],
-  config: Pick<SoakConfig, 'boundSlackMs'> & Partial<SoakConfig>,
-): number {
-  const violations = check(events, { boundSlackMs: config.boundSlackMs })
-  const summary = summarize(events, violations)
-  if (config.reportDir) {
-    writeFileSync(
-      `${config.reportDir}/results.json`,
-      `${JSON.stringify({ config, summary, violations: violations.slice(0, 1000) }, null, 2)}\n`,
-    )
-    writeFileSync(`${config.reportDir}/timeline.svg`, drawTimeline(events))
-    console.info(`soak: results in ${config.reportDir}/ (events.jsonl, results.json, timeline.svg)`)
-  }
-  const short = config.minAcquisitions !== undefined && summary.acquisitions < config.minAcquisitions
-  if (short)
-    console.error(
-      `soak: only ${summary.acquisitions} acquisitions, below the ${config.minAcquisitions} this run must reach`,
-    )
-  console.info(formatSummary(summary, violations))
-  return violations.length > 0 || short ? 1 : 0
-}
+/** The slack of the call bounds when a saved log is checked again (the run's own is in its results.json). */
+const DEFAULT_SLACK_MS = 1_500
 
 const command = parseCommand(process.argv.slice(2))
 if ('check' in command) {
   const { events, unreadable } = readEvents(command.check)
-  if (unreadable) console.warn(`soak: ${unreadable} unreadable lines`)
-  process.exitCode = judge(events, { boundSlackMs: Number(process.env.SOAK_BOUND_SLACK_MS ?? 1_500) })
+  if (unreadable) console.warn(`soak: ${unreadable} unreadable lines (cut short by a crash)`)
+  const slack = Number(process.env.SOAK_BOUND_SLACK_MS ?? DEFAULT_SLACK_MS)
+  const verdict = judge(events, { boundSlackMs: slack })
+  console.info(verdict.text)
+  process.exitCode = verdict.code
 } else {
-  mkdirSync(command.soak.reportDir, { recursive: true })
-  const events = await soak(command.soak)
-  process.exitCode = judge(events, command.soak)
+  const config = command.soak
+  mkdirSync(config.reportDir, { recursive: true })
+  const { events, context } = await soak(config)
+  const verdict = judge(events, { ...config, context })
+  console.info(verdict.text)
+  process.exitCode = verdict.code
 }
