@@ -38,8 +38,8 @@ export interface SoakConfig {
 const FULL: Omit<SoakConfig, 'seed' | 'reportDir'> = {
   quick: false,
   durationMs: 600_000,
-  workers: 10,
-  keys: ['k0', 'k1', 'k2', 'k3', 'k4'],
+  workers: 12,
+  keys: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'],
   objectsPerKey: 2,
   ttlMs: 3_000,
   marginMs: 500,
@@ -96,7 +96,7 @@ export function parseCommand(argv: readonly string[]): Command {
       calm: { type: 'boolean', default: false },
       duration: { type: 'string' },
       seed: { type: 'string' },
-      out: { type: 'string', default: 'reports/soak' },
+      out: { type: 'string' },
       check: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -113,7 +113,9 @@ export function parseCommand(argv: readonly string[]): Command {
   if (!(duration > 0) || !Number.isSafeInteger(seed)) throw new Error(USAGE)
   // A shorter run than its profile's cannot be held to the profile's acquisition count.
   const minAcquisitions = Math.round((base.minAcquisitions * duration) / base.durationMs)
-  return { soak: { ...base, durationMs: duration, minAcquisitions, seed, reportDir: values.out } }
+  // The quick run (CI) keeps its own folder, so that it never replaces a full run's results.
+  const reportDir = values.out ?? (values.quick ? 'reports/soak-quick' : 'reports/soak')
+  return { soak: { ...base, durationMs: duration, minAcquisitions, seed, reportDir } }
 }
 
 /** What the orchestrator passes a worker in `SOAK_WORKER` (JSON). */
