@@ -84,10 +84,8 @@ export class Chaos {
   }
 
   #pause(): void {
-    const target = this.pool.pickTarget(true)
-    if (!target) return
     const [low, high] = this.config.pauseBeyondLeaseMs
-    this.pool.pause(target.index, this.config.ttlMs + between(this.random, low, high))
+    this.pool.pauseNextHolder(this.config.ttlMs + between(this.random, low, high))
   }
 
   #noDates(): void {

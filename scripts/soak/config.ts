@@ -47,7 +47,7 @@ const FULL: Omit<SoakConfig, 'seed' | 'reportDir'> = {
   writeTimeoutMs: 3_000,
   maxSkewMs: 30_000,
   every: { kill: 12_000, pause: 15_000, rgwRestart: 100_000, noDates: 75_000 },
-  pauseBeyondLeaseMs: [500, 3_000],
+  pauseBeyondLeaseMs: [500, 4_000],
   noDatesMs: 4_000,
   proxyRates: {
     reset: 0.01,

@@ -43,17 +43,35 @@ function rgwRestartFor(endpoint: string): RestartRgw {
   }
 }
 
+/** The orchestrator's own event log, beside the workers' (one file each) in `logDir`. */
+function openLog(logDir: string): { emit: (event: EventBody) => void; close: () => void } {
+  rmSync(logDir, { recursive: true, force: true })
+  mkdirSync(logDir, { recursive: true })
+  const fd = openSync(`${logDir}/orchestrator.jsonl`, 'a')
+  return {
+    emit: (event) => writeSync(fd, `${JSON.stringify({ t: trueNow(), w: 'orchestrator', ...event })}\n`),
+    close: () => closeSync(fd),
+  }
+}
+
+/** Every process's log as one, in true-time order, also written to `out`. */
+function mergeLogs(logDir: string, out: string): SoakEvent[] {
+  const events: SoakEvent[] = []
+  for (const file of readdirSync(logDir)) {
+    const parsed = parseEvents(readFileSync(`${logDir}/${file}`, 'utf8'))
+    if (parsed.unreadable) console.warn(`soak: ${parsed.unreadable} unreadable lines in ${file}`)
+    events.push(...parsed.events)
+  }
+  events.sort((a, b) => a.t - b.t)
+  writeFileSync(out, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`)
+  return events
+}
+
 async function soak(config: SoakConfig): Promise<{ events: SoakEvent[]; context: Record<string, unknown> }> {
   const endpoint = process.env.S3_ENDPOINT
   if (!endpoint) throw new Error('S3_ENDPOINT is not set: run `npm run soak`, which starts the local engine')
   const logDir = `${config.reportDir}/logs`
-  rmSync(logDir, { recursive: true, force: true })
-  mkdirSync(logDir, { recursive: true })
-  const log = openSync(`${logDir}/orchestrator.jsonl`, 'a')
-  const emit = (event: EventBody): void => {
-    writeSync(log, `${JSON.stringify({ t: trueNow(), w: 'orchestrator', ...event })}\n`)
-  }
-
+  const { emit, close } = openLog(logDir)
   const s3 = directClient(endpoint)
   const bucket = `soak-${config.seed}-${randomUUID().slice(0, 6)}`
   await s3.send(new CreateBucketCommand({ Bucket: bucket }))
@@ -79,10 +97,8 @@ async function soak(config: SoakConfig): Promise<{ events: SoakEvent[]; context:
   )
   pool.start()
   chaos.start()
-  const began = Date.now()
   const progress = setInterval(() => {
-    const seconds = Math.round((Date.now() - began) / 1000)
-    console.info(`soak: ${seconds} s, ${pool.acquisitions} acquisitions, ${proxy.requests} requests`)
+    console.info(`soak: ${pool.acquisitions} acquisitions, ${proxy.requests} requests so far`)
   }, 30_000)
   await new Promise((resolve) => setTimeout(resolve, config.durationMs))
   clearInterval(progress)
@@ -92,27 +108,22 @@ async function soak(config: SoakConfig): Promise<{ events: SoakEvent[]; context:
   await proxy.stop()
   for (const event of await readFinalState(s3, bucket, config.keys, config.objectsPerKey)) emit(event)
   emit({ type: 'run', phase: 'end' })
-  closeSync(log)
+  close()
   s3.destroy()
   if (chaos.restartFailure) throw chaos.restartFailure
   if (pool.unexpectedExits)
-    console.warn(`soak: ${pool.unexpectedExits} workers exited on their own (see stderr above)`)
+    console.warn(`soak: ${pool.unexpectedExits} workers exited on their own (see above)`)
 
-  const events: SoakEvent[] = []
-  for (const file of readdirSync(logDir)) {
-    const parsed = parseEvents(readFileSync(`${logDir}/${file}`, 'utf8'))
-    if (parsed.unreadable) console.warn(`soak: ${parsed.unreadable} unreadable lines in ${file}`)
-    events.push(...parsed.events)
-  }
-  events.sort((a, b) => a.t - b.t)
-  writeFileSync(`${config.reportDir}/events.jsonl`, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`)
   const harness = {
     requests: proxy.requests,
     upstreamFailures: proxy.upstreamFailures,
     unexpectedWorkerExits: pool.unexpectedExits,
     rgwRestartable: restartRgw !== undefined,
   }
-  return { events, context: { config, bucket, harness } }
+  return {
+    events: mergeLogs(logDir, `${config.reportDir}/events.jsonl`),
+    context: { config, bucket, harness },
+  }
 }
 
 /** The slack of the call bounds when a saved log is checked again (the run's own is in its results.json). */

@@ -48,6 +48,7 @@ export async function bundleWorker(outDir: string): Promise<string> {
 export class WorkerPool {
   readonly #slots: Slot[]
   #stopping = false
+  #pauseNextHolder: number | undefined
   /** Workers that exited without being killed or stopped: a crash of the library or the worker. */
   unexpectedExits = 0
   /** Leases the workers said they took (for progress; the checker counts from the logs). */
@@ -91,6 +92,14 @@ export class WorkerPool {
     this.emit({ type: 'fault', kind: FaultKind.Kill, target: slot.id })
   }
 
+  /**
+   * Freezes the next worker that says it took a lease, for `ms`, right then: it wakes up a
+   * zombie about to write with its old token.
+   */
+  pauseNextHolder(ms: number): void {
+    this.#pauseNextHolder = ms
+  }
+
   /** SIGSTOP for `ms`, then SIGCONT: a holder frozen past its lease wakes up as a zombie. */
   pause(index: number, ms: number): void {
     const slot = this.#slots[index]
@@ -132,6 +141,24 @@ export class WorkerPool {
     await Promise.all(exits)
   }
 
+  /** A worker says what it holds: count its acquisition, and freeze it if a pause is waiting for a holder. */
+  #heard(slot: Slot, line: string): void {
+    let said: { holding?: string | null }
+    try {
+      said = JSON.parse(line) as { holding?: string | null }
+    } catch {
+      return // not ours (a library warning)
+    }
+    slot.holding = said.holding ?? undefined
+    if (!slot.holding) return
+    this.acquisitions++
+    const pauseMs = this.#pauseNextHolder
+    if (pauseMs !== undefined && !this.#stopping && !slot.expectExit) {
+      this.#pauseNextHolder = undefined
+      this.pause(slot.index, pauseMs)
+    }
+  }
+
   #spawn(slot: Slot): void {
     slot.incarnation++
     slot.id = `w${slot.index}.${slot.incarnation}`
@@ -161,14 +188,9 @@ export class WorkerPool {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     slot.child = child
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      try {
-        slot.holding = (JSON.parse(line) as { holding: string | null }).holding ?? undefined
-        if (slot.holding) this.acquisitions++
-      } catch {
-        // Not ours (a library warning): ignore.
-      }
-    })
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) =>
+      this.#heard(slot, line),
+    )
     child.once('exit', (code, signal) => {
       if (slot.child !== child) return
       slot.child = undefined

@@ -13,6 +13,11 @@ export interface Summary {
   readonly writes: Record<string, number>
   /** fencedPut calls begun after their lease had ended (SIGSTOP, slow steps, expiry), by outcome. */
   readonly zombieWrites: Record<string, number>
+  /**
+   * Zombie writes that landed although a newer token had been handed out before they began: the
+   * newer holder had not written that object yet, so no fence could refuse them (no violation).
+   */
+  readonly zombieWritesAfterNewerToken: number
   /** Errors by call and error name, e.g. `acquire LockStoreError`. */
   readonly errors: Record<string, number>
   /** Errors that are not the library's typed ones: a failure path that escaped its types. */
@@ -44,11 +49,17 @@ export function summarize(events: readonly SoakEvent[], violations: readonly Vio
     if (!TYPED.test(name)) untypedErrors++
   }
   for (const { end } of history.acquires) if (end) count(attempts, end.status ?? 'unknown')
+  let zombieWritesAfterNewerToken = 0
   for (const { start, end } of history.writes) {
     const outcome = end?.outcome ?? 'unfinished'
     count(writes, outcome)
     const lease = history.leaseById.get(start.lease)
-    if (lease && start.t >= lease.end) count(zombieWrites, outcome)
+    if (!lease || start.t < lease.end) continue
+    count(zombieWrites, outcome)
+    const newer = history.leases.some(
+      (l) => l.key === lease.key && l.token > lease.token && l.start < start.t,
+    )
+    if (outcome === 'ok' && newer) zombieWritesAfterNewerToken++
   }
   const violationsByKind: Record<string, number> = {}
   for (const violation of violations) count(violationsByKind, violation.kind)
@@ -59,6 +70,7 @@ export function summarize(events: readonly SoakEvent[], violations: readonly Vio
     faults,
     writes,
     zombieWrites,
+    zombieWritesAfterNewerToken,
     errors,
     untypedErrors,
     violations: violations.length,
@@ -81,6 +93,7 @@ export function formatSummary(summary: Summary, violations: readonly Violation[]
     `acquisitions: ${summary.acquisitions} (attempts: ${line(summary.attempts)})`,
     `faults: ${line(summary.faults)}`,
     `fenced writes: ${line(summary.writes)}; by zombies: ${line(summary.zombieWrites)}`,
+    `zombie writes that landed after a newer token was handed out, before its holder wrote there: ${summary.zombieWritesAfterNewerToken}`,
     `errors: ${line(summary.errors)}`,
     `untyped errors: ${summary.untypedErrors}`,
     ...shown,
