@@ -66,7 +66,7 @@ const FULL: Omit<SoakConfig, 'seed' | 'reportDir'> = {
 /** At most three minutes in all, the engine's start included: for CI. */
 const QUICK: Partial<SoakConfig> = {
   quick: true,
-  durationMs: 100_000,
+  durationMs: 90_000,
   every: { kill: 8_000, pause: 10_000, rgwRestart: 40_000, noDates: 30_000 },
   // A floor that proves the run did real work, low enough for a busy CI machine.
   minAcquisitions: 100,
