@@ -51,7 +51,7 @@ class Worker {
 
   async run(): Promise<void> {
     this.emit({ type: 'worker', phase: 'start', pid: process.pid, offsetMs: this.config.offsetMs })
-    await this.#warmUp(this.#clock)
+    await this.#warmUp()
     while (!this.stopping) {
       const key = pick(this.#random, this.config.keys)
       const lease = await this.#acquire(key)
@@ -68,9 +68,15 @@ class Worker {
    * during which no timer fires. One unmeasured round on a key of its own (read, create, fenced
    * write, release) pays for it, so that it does not count against the first call's bound.
    */
-  async #warmUp(clock: Clock): Promise<void> {
+  async #warmUp(): Promise<void> {
     const key = `soak/warmup/${this.config.id}`
-    const lock = new S3Lock({ s3: this.#s3, bucket: this.config.bucket, key, ttlMs: 10_000, clock })
+    const lock = new S3Lock({
+      s3: this.#s3,
+      bucket: this.config.bucket,
+      key,
+      ttlMs: 10_000,
+      clock: this.#clock,
+    })
     for (let attempt = 0; attempt < 10 && !this.stopping; attempt++) {
       try {
         const lease = await lock.tryAcquire()
