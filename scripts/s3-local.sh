@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # A throwaway one-node Ceph RADOS Gateway: the S3 engine for tests and local runs.
 #
-#   scripts/s3-local.sh start|stop|status|env
+#   scripts/s3-local.sh start|stop|status|env|restart-rgw
+#
+# restart-rgw kills radosgw (SIGKILL, as a crash would) and starts it again; the monitor and the
+# OSD keep running, so every bucket and object is kept. The soak test (scripts/soak) uses it.
 #
 # S3_LOCAL_PORT      S3 port on 127.0.0.1 (default 7480)
 # S3_LOCAL_MON_PORT  Ceph monitor port (default: S3 port + 1)
@@ -235,6 +238,34 @@ or set S3_ENDPOINT (with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION
   log "running at $endpoint ($dir), started in $((SECONDS - began))s"
 }
 
+restart_rgw() {
+  running || die "not running at $endpoint ($dir): nothing to restart"
+  local began=$SECONDS pid i
+  pid="$(pid_of client.rgw.a radosgw)"
+  kill -9 "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  local deadline=$((SECONDS + timeout))
+  echo "### restart radosgw" >>"$setup_log"
+  # 9<&-: the daemon must not inherit the lock held during the restart.
+  timeout "$timeout" radosgw -n client.rgw.a 9<&- >>"$setup_log" 2>&1 || fail_restart "radosgw did not start again"
+  until answering; do
+    daemons_alive || fail_restart "radosgw died during its restart"
+    ((SECONDS < deadline)) || fail_restart "timed out after ${timeout}s waiting for $endpoint to answer again"
+    sleep 0.1
+  done
+  log "radosgw restarted at $endpoint in $((SECONDS - began))s"
+}
+
+# Unlike a failed start, a failed restart leaves the monitor and the OSD (and their data) alone.
+fail_restart() {
+  log "$*"
+  tail -n 15 "$dir/log/client.rgw.a.log" >&2 || true
+  exit 1
+}
+
 stop() {
   kill_daemons
   wipe
@@ -251,16 +282,16 @@ status() {
 }
 
 case "${1:-}" in
-start | stop)
+start | stop | restart-rgw)
   # Two concurrent starts (or a stop during a start) would trample each other's state.
   exec 9<"${BASH_SOURCE[0]}"
   flock 9
-  "$1"
+  "${1//-/_}"
   ;;
 status) status ;;
 env)
   print_env
   if [[ -d $dir ]]; then print_env >"$dir/env"; fi
   ;;
-*) die "usage: $0 start|stop|status|env" ;;
+*) die "usage: $0 start|stop|status|env|restart-rgw" ;;
 esac
