@@ -27,8 +27,8 @@ export class SingletonRun {
   readonly #settings: RunSettings
   readonly #controller = new AbortController()
   readonly #stopHeartbeat: () => void
+  // A signal aborts once: the loss is reported once, with no flag to keep.
   readonly #onLost = (): void => this.#reportLost()
-  #lostReported = false
   #ended: Promise<void> | undefined
 
   constructor(lease: Lease, settings: RunSettings) {
@@ -37,7 +37,7 @@ export class SingletonRun {
     const { key, tick, timing, clock, report } = settings
     lease.signal.addEventListener('abort', this.#onLost, { once: true })
     this.#stopHeartbeat =
-      timing.covers === 'invocation' || timing.heartbeatMs === undefined
+      timing.covers === 'invocation'
         ? () => {}
         : keepAlive(lease, {
             everyMs: timing.heartbeatMs,
@@ -117,13 +117,11 @@ export class SingletonRun {
   }
 
   #reportLost(): void {
-    if (this.#lostReported) return
     const error = this.#lease.lostError
     // A lease held to the invocation's deadline that runs out then lost nothing: the invocation
     // was over (Lambda stopped it, or an adapter abandoned the run after the handler returned).
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
-    this.#lostReported = true
     this.#controller.abort(error)
     this.#settings.report(
       'error',
