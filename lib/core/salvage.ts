@@ -20,11 +20,10 @@ const NUMERIC_TEXT = new RegExp(String.raw`^\s*(${NUMBER})\s*$`)
 const TOKEN_IN_TEXT = new RegExp(String.raw`"token"\s*:\s*"?\s*(${NUMBER})`, 'g')
 
 export function salvage(body: string): Salvaged {
-  const parsed = parseObject(body)
-  const tokens = [numberIn(parsed?.token), highestInText(body)].filter((n) => n !== undefined)
-  const expiresAt = parsed?.expires_at
+  const fields = fieldsOf(body)
+  const { expires_at: expiresAt } = fields
   return {
-    token: tokens.length > 0 ? Math.max(...tokens) : undefined,
+    token: highestInText(body, numberIn(fields.token)),
     expiresAt: typeof expiresAt === 'number' && Number.isFinite(expiresAt) ? expiresAt : undefined,
   }
 }
@@ -37,9 +36,9 @@ function numberIn(value: unknown): number | undefined {
   return match?.[1] === undefined ? undefined : Number(match[1])
 }
 
-/** The highest `"token": N` in a text. */
-function highestInText(text: string): number | undefined {
-  let found: number | undefined
+/** The highest of `start` and every `"token": N` in a text. */
+function highestInText(text: string, start: number | undefined): number | undefined {
+  let found = start
   for (const match of text.matchAll(TOKEN_IN_TEXT)) {
     const value = Number(match[1])
     if (!Number.isNaN(value) && (found === undefined || value > found)) found = value
@@ -47,13 +46,12 @@ function highestInText(text: string): number | undefined {
   return found
 }
 
-function parseObject(body: string): Record<string, unknown> | undefined {
+/** The body's top-level fields when it is JSON; none otherwise (an array's or a number's: none to read). */
+function fieldsOf(body: string): Readonly<Record<string, unknown>> {
   try {
     const parsed: unknown = JSON.parse(body)
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined
+    return parsed instanceof Object ? (parsed as Record<string, unknown>) : {}
   } catch {
-    return undefined
+    return {}
   }
 }

@@ -10,7 +10,7 @@ export type RunTiming =
 export interface RenewedTiming {
   readonly covers: 'ttl'
   readonly ttlMs: number
-  readonly heartbeatMs: number | undefined
+  readonly heartbeatMs: number
   /** When the invocation ends, by the local clock (epoch ms), if the context tells. */
   readonly invocationEnd: number | undefined
 }
@@ -32,7 +32,9 @@ export function runTiming(
       : undefined
   const invocationEnd = remaining === undefined ? undefined : clock.now() + remaining
   if (configured.ttlMs !== undefined) {
-    return { covers: 'ttl', ttlMs: configured.ttlMs, heartbeatMs: configured.heartbeatMs, invocationEnd }
+    // resolveOptions gives a configured ttl its default heartbeat already; this is for the type.
+    const heartbeatMs = configured.heartbeatMs ?? defaultHeartbeatMs(configured.ttlMs)
+    return { covers: 'ttl', ttlMs: configured.ttlMs, heartbeatMs, invocationEnd }
   }
   if (invocationEnd === undefined) {
     const ttlMs = DEFAULT_TTL_MS

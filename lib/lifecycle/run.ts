@@ -27,10 +27,10 @@ export class SingletonRun {
   readonly #settings: RunSettings
   readonly #controller = new AbortController()
   readonly #stopHeartbeat: () => void
+  // A signal aborts once: the loss is reported once, with no flag to keep.
   readonly #onLost = (): void => this.#reportLost()
   /** When the lease was taken, by the local clock: how long it was held is reported on release. */
   readonly #acquiredAt: number
-  #lostReported = false
   #ended: Promise<void> | undefined
 
   constructor(lease: Lease, settings: RunSettings) {
@@ -40,7 +40,7 @@ export class SingletonRun {
     this.#acquiredAt = clock.now()
     lease.signal.addEventListener('abort', this.#onLost, { once: true })
     this.#stopHeartbeat =
-      timing.covers === 'invocation' || timing.heartbeatMs === undefined
+      timing.covers === 'invocation'
         ? () => {}
         : keepAlive(lease, {
             everyMs: timing.heartbeatMs,
@@ -126,13 +126,11 @@ export class SingletonRun {
   }
 
   #reportLost(): void {
-    if (this.#lostReported) return
     const error = this.#lease.lostError
     // A lease held to the invocation's deadline that runs out then lost nothing: the invocation
     // was over (Lambda stopped it, or an adapter abandoned the run after the handler returned).
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
-    this.#lostReported = true
     this.#controller.abort(error)
     this.#settings.report(
       'error',
