@@ -84,6 +84,16 @@ data "aws_iam_policy_document" "lock_bucket" {
       values   = ["true"]
     }
   }
+  statement {
+    sid       = "NoDeletesOfLocks"
+    effect    = "Deny"
+    actions   = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+    resources = ["${aws_s3_bucket.locks.arn}/locks/*"]
+    principals {
+      type        = "AWS"
+      identifiers = ["*"]
+    }
+  }
 }
 
 resource "aws_s3_bucket_policy" "locks" {
@@ -144,6 +154,7 @@ resource "aws_lambda_function" "nightly_report" {
       LAMBDA_SINGLETON_STORE      = "s3"
       LAMBDA_SINGLETON_BUCKET     = aws_s3_bucket.locks.bucket
       LAMBDA_SINGLETON_KEY_PREFIX = "locks/"
+      LAMBDA_SINGLETON_KEY        = "nightly-report"
       NODE_OPTIONS                = "--enable-source-maps"
     }
   }

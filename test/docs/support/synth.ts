@@ -49,6 +49,7 @@ export function synthesize(variant: Variant): Synthesized {
         }
   new ScheduledSingletonFunction(stack, 'NightlyReport', {
     entry: FIXTURE_ENTRY,
+    lockKey: 'nightly-report',
     timeout: Duration.minutes(5),
     schedules: [{ name: 'nightly', expression: ScheduleExpression.cron({ hour: '3', minute: '0' }) }],
     ...lockStore,
