@@ -1,8 +1,8 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
-import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
+import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
-import { ServerClock } from './server-clock.js'
+import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
 import {
   type LockStore,
   type ReadResult,
@@ -53,6 +53,7 @@ export interface LeaseTiming {
  * the cache of our own last write (which saves the read on a warm re-acquire).
  */
 export class LockContext {
+  /** What this process knows of the store's clock, shared with its other locks on the store. */
   readonly serverClock: ServerClock
   /** Our own last successful write: if nobody wrote since, a re-acquire needs no read. */
   lastWrite: { readonly record: LockRecord; readonly etag: string } | undefined
@@ -68,9 +69,27 @@ export class LockContext {
     readonly clock: Clock,
     readonly retry: RetryOptions,
     readonly random: () => number,
-    trustLocalClock = false,
+    readonly trustLocalClock = false,
   ) {
-    this.serverClock = new ServerClock(clock, store.clockResolutionMs, key, trustLocalClock)
+    this.serverClock = serverClockOf(store, clock)
+  }
+
+  /**
+   * The store's time at local time `localTime` (default now). Before any answer was dated there
+   * is nothing to judge leases by: `LockClockError`, unless told to trust the local clock.
+   */
+  serverTime(localTime: number = this.clock.now()): ServerTime {
+    const time = this.serverClock.at(localTime)
+    if (time) return time
+    if (!this.trustLocalClock) {
+      throw new LockClockError(
+        `Lock "${this.key}": the store's answers carry no date, so there is no clock to judge leases by. ` +
+          'Let the Date header through (a proxy may strip it), or pass trustLocalClock: true if every ' +
+          "contender's clock is synchronised to within the clock-skew margin",
+        { key: this.key },
+      )
+    }
+    return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
   }
 
   /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
@@ -94,7 +113,7 @@ export class LockContext {
    */
   leaseFor(ttlMs: number): LeaseTiming {
     const now = this.clock.now()
-    const server = this.serverClock.at(now)
+    const server = this.serverTime(now)
     return {
       expires_at: Math.ceil(server.mid + ttlMs) / 1000,
       deadline: Math.floor(now + ttlMs - this.marginMs - server.halfWidth),
@@ -110,7 +129,7 @@ export class LockContext {
    */
   leaseUntil(until: number): LeaseTiming {
     const now = this.clock.now()
-    const server = this.serverClock.at(now)
+    const server = this.serverTime(now)
     const ttlMs = Math.ceil(until - now + server.halfWidth)
     return { expires_at: Math.ceil(server.mid + ttlMs) / 1000, deadline: until, serverNow: server.mid, ttlMs }
   }
@@ -122,9 +141,9 @@ export class LockContext {
    * here would leave the lock held until it expires.
    */
   async awaitToken(token: number): Promise<void> {
-    for (let wait = tokenWaitMs(token, this.serverClock.at()); wait > 0; ) {
+    for (let wait = tokenWaitMs(token, this.serverTime()); wait > 0; ) {
       await this.clock.sleep(wait)
-      wait = tokenWaitMs(token, this.serverClock.at())
+      wait = tokenWaitMs(token, this.serverTime())
     }
   }
 
@@ -151,7 +170,7 @@ export class LockContext {
   #snapshotOf(found: Extract<ReadResult, { status: typeof ReadStatus.Found }>, receivedAt: number): Snapshot {
     const record = parseRecord(found.body, this.key, found.etag)
     this.highestToken = Math.max(this.highestToken, record.token)
-    return { record, etag: found.etag, serverLower: this.serverClock.at(receivedAt).lower }
+    return { record, etag: found.etag, serverLower: this.serverTime(receivedAt).lower }
   }
 
   /**

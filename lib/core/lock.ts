@@ -374,7 +374,7 @@ export class Lock {
       v: RECORD_VERSION,
       token: tokenAfter(
         Math.max(snapshot?.record.token ?? 0, this.#context.highestToken),
-        this.#context.serverClock.at(),
+        this.#context.serverTime(),
         this.key,
       ),
       run: nextRun(snapshot?.record),

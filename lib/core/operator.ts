@@ -16,7 +16,7 @@ export async function forceRelease(context: LockContext, operator: string): Prom
     ...snapshot.record,
     token: tokenAfter(
       Math.max(snapshot.record.token, context.highestToken),
-      context.serverClock.at(),
+      context.serverTime(),
       context.key,
     ),
     expires_at: 0,
@@ -77,7 +77,7 @@ export async function reset(
   const current = await context.store.read(key)
   const receivedAt = context.clock.now()
   context.serverClock.observe(current.serverDate, sentAt, receivedAt)
-  const server = context.serverClock.at(receivedAt)
+  const server = context.serverTime(receivedAt)
   if (isAheadOfClock(token, server)) {
     // The clock floor could not cover it: a deletion would let the next token fall below it.
     throw refused(

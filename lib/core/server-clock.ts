@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js'
-import { LockClockError } from './errors.js'
+import type { LockStore } from './store.js'
 
 /** Round trips longer than this say little about the store's clock. */
 const MAX_SAMPLE_ROUND_TRIP_MS = 5_000
@@ -29,7 +29,7 @@ export interface ServerTime {
  *
  * Leases are judged on this clock, not on local ones, so that contenders whose clocks disagree
  * still agree on when a lease ends. Until an answer has carried a date, there is nothing to
- * judge with: `at()` throws `LockClockError`, unless `trustLocalClock` says to use ours.
+ * judge with: `at()` returns undefined (a lock then refuses, or trusts its own clock if told to).
  */
 export class ServerClock {
   #lowerOffset = Number.NEGATIVE_INFINITY
@@ -40,8 +40,6 @@ export class ServerClock {
   constructor(
     private readonly clock: Clock,
     private readonly resolutionMs: number,
-    private readonly key: string,
-    private readonly trustLocalClock = false,
   ) {}
 
   /** Whether an answer has told the store's time. */
@@ -67,19 +65,9 @@ export class ServerClock {
     this.#learnedAt = receivedAt
   }
 
-  /** The store's time at local time `localTime` (default now). */
-  at(localTime: number = this.clock.now()): ServerTime {
-    if (!this.known) {
-      if (!this.trustLocalClock) {
-        throw new LockClockError(
-          `Lock "${this.key}": the store's answers carry no date, so there is no clock to judge leases by. ` +
-            'Let the Date header through (a proxy may strip it), or pass trustLocalClock: true if every ' +
-            "contender's clock is synchronised to within the clock-skew margin",
-          { key: this.key },
-        )
-      }
-      return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
-    }
+  /** The store's time at local time `localTime` (default now); undefined until an answer was dated. */
+  at(localTime: number = this.clock.now()): ServerTime | undefined {
+    if (!this.known) return undefined
     const drift = this.#drift(localTime)
     const lower = localTime + this.#lowerOffset - drift
     const upper = localTime + this.#upperOffset + drift
@@ -89,4 +77,27 @@ export class ServerClock {
   #drift(localTime: number): number {
     return this.#learnedAt === undefined ? 0 : Math.abs(localTime - this.#learnedAt) * MAX_DRIFT
   }
+}
+
+const shared = new WeakMap<object, WeakMap<Clock, ServerClock>>()
+
+/**
+ * The one estimate of `store`'s clock (of its `clockSource`) shared by every lock of this process
+ * that judges time by `clock`. What one lock learned, the next need not learn again: a fresh lock knows the store's
+ * time to about a round trip instead of a whole second (so its first token waits that much, not
+ * a second), and a burst of answers without `Date` does not leave it without a clock.
+ */
+export function serverClockOf(store: LockStore, clock: Clock): ServerClock {
+  const source = store.clockSource ?? store
+  let byClock = shared.get(source)
+  if (!byClock) {
+    byClock = new WeakMap()
+    shared.set(source, byClock)
+  }
+  let serverClock = byClock.get(clock)
+  if (!serverClock) {
+    serverClock = new ServerClock(clock, store.clockResolutionMs)
+    byClock.set(clock, serverClock)
+  }
+  return serverClock
 }

@@ -12,6 +12,12 @@ export interface LockStore {
    * time lies in `[serverDate, serverDate + clockResolutionMs)`. Used to stay conservative.
    */
   readonly clockResolutionMs: number
+  /**
+   * What answers with the store's clock, when several store objects share one (the SDK client
+   * they send through): the locks of a process on stores with the same source share one estimate
+   * of that clock. @default the store itself
+   */
+  readonly clockSource?: object
   read(key: string, options?: StoreCallOptions): Promise<ReadResult>
   /** Writes only if no object exists at `key` (S3: `If-None-Match: *`). */
   create(key: string, body: string, options?: StoreCallOptions): Promise<WriteResult>

@@ -38,8 +38,8 @@ export interface SoakConfig {
 const FULL: Omit<SoakConfig, 'seed' | 'reportDir'> = {
   quick: false,
   durationMs: 600_000,
-  workers: 12,
-  keys: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'],
+  workers: 16,
+  keys: Array.from({ length: 12 }, (_, i) => `k${i}`),
   objectsPerKey: 2,
   ttlMs: 3_000,
   marginMs: 500,
@@ -84,7 +84,7 @@ const CALM: Partial<SoakConfig> = {
   proxyRates: {},
 }
 
-const USAGE = `usage: npm run soak -- [--quick] [--calm] [--duration SECONDS] [--seed N] [--out DIR] [--check EVENTS.jsonl]`
+const USAGE = `usage: npm run soak -- [--quick] [--calm] [--duration SECONDS] [--workers N] [--keys N] [--seed N] [--out DIR] [--check EVENTS.jsonl]`
 
 export type Command = { readonly check: string } | { readonly soak: SoakConfig }
 
@@ -95,6 +95,8 @@ export function parseCommand(argv: readonly string[]): Command {
       quick: { type: 'boolean', default: false },
       calm: { type: 'boolean', default: false },
       duration: { type: 'string' },
+      workers: { type: 'string' },
+      keys: { type: 'string' },
       seed: { type: 'string' },
       out: { type: 'string' },
       check: { type: 'string' },
@@ -110,12 +112,16 @@ export function parseCommand(argv: readonly string[]): Command {
   const base = values.calm ? { ...profile, ...CALM } : profile
   const duration = values.duration === undefined ? base.durationMs : Number(values.duration) * 1_000
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed)
-  if (!(duration > 0) || !Number.isSafeInteger(seed)) throw new Error(USAGE)
+  const workers = values.workers === undefined ? base.workers : Number(values.workers)
+  const keyCount = values.keys === undefined ? base.keys.length : Number(values.keys)
+  const counts = [workers, keyCount].every((n) => Number.isSafeInteger(n) && n >= 1)
+  if (!(duration > 0) || !Number.isSafeInteger(seed) || !counts) throw new Error(USAGE)
+  const keys = Array.from({ length: keyCount }, (_, i) => `k${i}`)
   // A shorter run than its profile's cannot be held to the profile's acquisition count.
   const minAcquisitions = Math.round((base.minAcquisitions * duration) / base.durationMs)
   // The quick run (CI) keeps its own folder, so that it never replaces a full run's results.
   const reportDir = values.out ?? (values.quick ? 'reports/soak-quick' : 'reports/soak')
-  return { soak: { ...base, durationMs: duration, minAcquisitions, seed, reportDir } }
+  return { soak: { ...base, durationMs: duration, workers, keys, minAcquisitions, seed, reportDir } }
 }
 
 /** What the orchestrator passes a worker in `SOAK_WORKER` (JSON). */

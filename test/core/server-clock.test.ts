@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ServerClock } from '../../lib/core/server-clock.js'
+import { ServerClock, type ServerTime } from '../../lib/core/server-clock.js'
+import type { LockStore } from '../../lib/core/store.js'
 import { Lock, LockClockError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { ManualClock, SimTime } from '../support/sim-clock.js'
@@ -11,14 +12,21 @@ const OFFSET = 123_456
 /** An answer dated as S3 would date it: the store's time at `answeredAt`, cut to the second. */
 const dated = (answeredAt: number) => Math.floor((answeredAt + OFFSET) / SECOND) * SECOND
 
+/** What `clock` knows of the store's time at local time `at`, which it must know. */
+function timeAt(clock: ServerClock, at: number): ServerTime {
+  const time = clock.at(at)
+  if (!time) throw new Error('the store clock should be known by now')
+  return time
+}
+
 describe("ServerClock: what a lock knows of the store's clock", () => {
   it("knows the store's time to within a second and a round trip after one dated answer", () => {
     const local = new ManualClock(1_800_000_000_250)
-    const clock = new ServerClock(local, SECOND, 'k')
+    const clock = new ServerClock(local, SECOND)
     const sentAt = local.now()
     const receivedAt = sentAt + 40
     clock.observe(dated(sentAt + 20), sentAt, receivedAt)
-    const time = clock.at(receivedAt)
+    const time = timeAt(clock, receivedAt)
     expect(time.upper - time.lower).toBeCloseTo(SECOND + 40, 6)
     expect(time.lower).toBeLessThanOrEqual(receivedAt + OFFSET)
     expect(time.upper).toBeGreaterThanOrEqual(receivedAt + OFFSET)
@@ -26,13 +34,13 @@ describe("ServerClock: what a lock knows of the store's clock", () => {
 
   it('narrows to about a round trip once answers have straddled a second boundary', () => {
     const local = new ManualClock(1_800_000_000_000)
-    const clock = new ServerClock(local, SECOND, 'k')
+    const clock = new ServerClock(local, SECOND)
     // One call every 130 ms, 10 ms each way: their dates tick over at some point.
     for (let sentAt = local.now(); sentAt < local.now() + 3_000; sentAt += 130) {
       clock.observe(dated(sentAt + 10), sentAt, sentAt + 20)
     }
     const at = local.now() + 3_000
-    const time = clock.at(at)
+    const time = timeAt(clock, at)
     expect(time.lower).toBeLessThanOrEqual(at + OFFSET)
     expect(time.upper).toBeGreaterThanOrEqual(at + OFFSET)
     expect(time.upper - time.lower).toBeLessThanOrEqual(150) // from 1020 ms
@@ -40,9 +48,9 @@ describe("ServerClock: what a lock knows of the store's clock", () => {
 
   it('loosens what it learned by the drift the clocks may have had since', () => {
     const local = new ManualClock(1_800_000_000_000)
-    const clock = new ServerClock(local, SECOND, 'k')
+    const clock = new ServerClock(local, SECOND)
     clock.observe(dated(local.now()), local.now(), local.now())
-    const width = (at: number) => clock.at(at).upper - clock.at(at).lower
+    const width = (at: number) => timeAt(clock, at).upper - timeAt(clock, at).lower
     const now = width(local.now())
     const anHourLater = width(local.now() + 3_600_000)
     expect(anHourLater - now).toBeCloseTo(2 * 3_600_000 * 200e-6, 6) // 200 ppm each way
@@ -50,32 +58,33 @@ describe("ServerClock: what a lock knows of the store's clock", () => {
 
   it('starts over from an answer that contradicts all it knew (the store clock was stepped)', () => {
     const local = new ManualClock(1_800_000_000_000)
-    const clock = new ServerClock(local, SECOND, 'k')
+    const clock = new ServerClock(local, SECOND)
     const t = local.now()
     clock.observe(dated(t), t, t + 10)
     clock.observe(dated(t) + 60_000, t + 20, t + 30) // a minute ahead now
-    const time = clock.at(t + 30)
+    const time = timeAt(clock, t + 30)
     expect(time.lower).toBeGreaterThanOrEqual(dated(t) + 60_000)
     expect(time.upper - time.lower).toBeLessThanOrEqual(SECOND + 10)
   })
 
   it('ignores an answer to a call that took too long to say anything', () => {
     const local = new ManualClock(1_800_000_000_000)
-    const clock = new ServerClock(local, SECOND, 'k')
+    const clock = new ServerClock(local, SECOND)
     const t = local.now()
     clock.observe(dated(t), t, t + 10)
     clock.observe(dated(t) + 60_000, t + 20, t + 20_000) // a frozen Lambda's call
-    expect(clock.at(t + 20_000).lower).toBeLessThan(dated(t) + 60_000)
+    expect(timeAt(clock, t + 20_000).lower).toBeLessThan(dated(t) + 60_000)
   })
 
-  it('refuses to tell the time before any answer was dated, unless told to trust the local clock', () => {
+  it("knows nothing of the store's time until an answer was dated", () => {
     const local = new ManualClock(1_800_000_000_000)
-    const refusing = new ServerClock(local, SECOND, 'jobs/nightly')
-    refusing.observe(undefined, local.now(), local.now())
-    expect(() => refusing.at()).toThrow(LockClockError)
-    expect(() => refusing.at()).toThrow(/jobs\/nightly.*no date.*trustLocalClock/)
-    const trusting = new ServerClock(local, SECOND, 'k', true)
-    expect(trusting.at()).toEqual({ lower: local.now(), upper: local.now(), mid: local.now(), halfWidth: 0 })
+    const clock = new ServerClock(local, SECOND)
+    clock.observe(undefined, local.now(), local.now())
+    expect(clock.known).toBe(false)
+    expect(clock.at()).toBeUndefined()
+    clock.observe(dated(local.now()), local.now(), local.now() + 10)
+    expect(clock.known).toBe(true)
+    expect(clock.at()).toBeDefined()
   })
 })
 
@@ -87,9 +96,10 @@ describe('a lock on a store whose answers carry no date', () => {
       clockResolutionMs: 1_000,
       reportServerDate: false,
     })
-    const lock = new Lock({ store, key: 'k', clock: time.localClock() })
+    const lock = new Lock({ store, key: 'jobs/nightly', clock: time.localClock() })
     await expect(lock.tryAcquire()).rejects.toBeInstanceOf(LockClockError)
-    expect(store.peek('k')).toBeUndefined()
+    await expect(lock.tryAcquire()).rejects.toThrow(/jobs\/nightly.*no date.*trustLocalClock/)
+    expect(store.peek('jobs/nightly')).toBeUndefined()
   })
 
   it('judges by its own clock when told to trust it', async () => {
@@ -145,5 +155,86 @@ describe('takeover after a crash', () => {
     const sorted = afters.sort((a, b) => a - b)
     const median = ((sorted[2] ?? 0) + (sorted[3] ?? 0)) / 2
     expect(median).toBeLessThanOrEqual(TTL + MARGIN + 500)
+  })
+})
+
+describe("locks of one process share what they learn of a store's clock", () => {
+  /** A store over `inner` whose answers lose their date while `stripDates` is set. */
+  function dateStripping(inner: MemoryLockStore, clockSource?: object) {
+    const strip = <T extends { serverDate?: number }>(answer: T): T => {
+      if (!store.stripDates) return answer
+      const { serverDate: _, ...rest } = answer
+      return rest as T
+    }
+    const store = {
+      stripDates: false as boolean,
+      clockResolutionMs: inner.clockResolutionMs,
+      ...(clockSource && { clockSource }),
+      read: async (key: string) => strip(await inner.read(key)),
+      create: async (key: string, body: string) => strip(await inner.create(key, body)),
+      replace: async (key: string, body: string, etag: string) => strip(await inner.replace(key, body, etag)),
+    } satisfies LockStore & { stripDates: boolean }
+    return store
+  }
+
+  /** Reads every 130 ms for three seconds: the answers' dates tick over, and the estimate narrows. */
+  async function learn(time: SimTime, lock: Lock): Promise<void> {
+    for (let elapsed = 0; elapsed < 3_000; elapsed += 130) {
+      time.advance(130)
+      await lock.inspect()
+    }
+  }
+
+  it('hands a fresh lock its first token after about a round trip, not the second a lone lock waits', async () => {
+    const time = new SimTime()
+    const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: SECOND })
+    const clock = time.localClock()
+    await learn(time, new Lock({ store, key: 'learner', clock }))
+
+    const fresh = new Lock({ store, key: 'fresh', clock })
+    const asked = time.now
+    expect(await fresh.tryAcquire()).toBeDefined()
+    expect(time.now - asked).toBeLessThanOrEqual(130)
+
+    // A lock judging time by another clock learns on its own: one dated answer, a second wide.
+    const alone = new Lock({ store, key: 'alone', clock: time.localClock() })
+    const askedAlone = time.now
+    expect(await alone.tryAcquire()).toBeDefined()
+    expect(time.now - askedAlone).toBeGreaterThan(900)
+  })
+
+  it('lets a fresh lock work through answers without a date once the process knows the clock', async () => {
+    const time = new SimTime()
+    const store = dateStripping(new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: SECOND }))
+    const clock = time.localClock()
+    await learn(time, new Lock({ store, key: 'learner', clock }))
+    store.stripDates = true
+
+    const asked = time.now
+    const lease = await new Lock({ store, key: 'fresh', clock }).tryAcquire()
+    // Its token is the store's time, as the shared estimate tells it.
+    expect(lease?.token).toBeGreaterThanOrEqual(asked)
+    expect(lease?.token).toBeLessThanOrEqual(time.now)
+    await expect(
+      new Lock({ store, key: 'other-clock', clock: time.localClock() }).tryAcquire(),
+    ).rejects.toThrow(LockClockError)
+  })
+
+  it('shares the estimate between stores that name one clock source (one SDK client)', async () => {
+    const time = new SimTime()
+    const inner = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: SECOND })
+    const client = {}
+    const learner = dateStripping(inner, client)
+    const clock = time.localClock()
+    await learn(time, new Lock({ store: learner, key: 'learner', clock }))
+
+    const sameClient = dateStripping(inner, client)
+    sameClient.stripDates = true
+    expect(await new Lock({ store: sameClient, key: 'a', clock }).tryAcquire()).toBeDefined()
+    const otherClient = dateStripping(inner, {})
+    otherClient.stripDates = true
+    await expect(new Lock({ store: otherClient, key: 'b', clock }).tryAcquire()).rejects.toThrow(
+      LockClockError,
+    )
   })
 })

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Socket } from 'node:net'
-import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
-import { LockStoreError, WriteStatus } from '../../lib/index.js'
+import { LockClockError, LockStoreError, WriteStatus } from '../../lib/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
@@ -194,6 +194,36 @@ describe('S3Lock through a fault-injecting proxy', () => {
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
     expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
     counting.destroy()
+  })
+})
+
+describe('S3Lock through a proxy that strips the Date header', () => {
+  /** Every answer to the next few requests comes without a date. */
+  const stripDates = () => {
+    proxy.inject('GET', { kind: 'no-date' }, 10)
+    proxy.inject('PUT', { kind: 'no-date' }, 10)
+  }
+
+  it('refuses with LockClockError, writing nothing, when its process has never learned the store time', async () => {
+    const key = freshKey('no-date')
+    const fresh = testS3Client({ endpoint: proxy.endpoint })
+    stripDates()
+    await expect(new S3Lock({ s3: fresh, bucket, key }).tryAcquire()).rejects.toThrow(LockClockError)
+    expect(await direct.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).catch(() => 'absent')).toBe(
+      'absent',
+    )
+    fresh.destroy()
+  })
+
+  it('acquires on the estimate a lock on the same client learned, even with every answer undated', async () => {
+    const shared = testS3Client({ endpoint: proxy.endpoint })
+    await new S3Lock({ s3: shared, bucket, key: freshKey('learner') }).inspect()
+    stripDates()
+    const before = await now()
+    const lease = await new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire()
+    expectTokenOfStoreTime(lease?.token, before, await now())
+    await lease?.release()
+    shared.destroy()
   })
 })
 

@@ -15,6 +15,8 @@ export type Fault =
   | { readonly kind: 'cut-body' }
   /** Forward it, send the answer's headers and the first bytes of its body, then send nothing more. */
   | { readonly kind: 'stall-body' }
+  /** Forward it, and answer without the `Date` header (as some proxies do). */
+  | { readonly kind: 'no-date' }
 
 interface Rule {
   readonly method: string
@@ -37,7 +39,14 @@ export class FaultProxy {
     const server = createServer((req, res) => void this.#handle(req, res))
     this.#server = server
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return this.endpoint
+  }
+
+  /** Where clients send requests through the proxy, once started. */
+  get endpoint(): string {
+    const address = this.#server?.address() as AddressInfo | undefined
+    if (!address) throw new Error('the proxy is not started')
+    return `http://127.0.0.1:${address.port}`
   }
 
   async stop(): Promise<void> {
@@ -78,7 +87,10 @@ export class FaultProxy {
         answer.on('end', () => req.socket.destroy())
         return
       }
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      const { date: _, ...undated } = answer.headers
+      // Node dates every answer itself unless told not to.
+      if (fault?.kind === 'no-date') res.sendDate = false
+      res.writeHead(answer.statusCode ?? 502, fault?.kind === 'no-date' ? undated : answer.headers)
       if (fault?.kind === 'cut-body' || fault?.kind === 'stall-body') {
         answer.once('data', (chunk: Buffer) => {
           answer.destroy()
