@@ -3,15 +3,9 @@
  * a small share of requests meets a fault, drawn at random by the configured rates. While
  * radosgw restarts, requests fail as they would against a dead endpoint (connection reset).
  */
-import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { cut, type Fault, readAll, serveWithFault } from '../../test/support/fault-forwarding.js'
 import { FaultKind } from './events.js'
 import { between, type Random } from './random.js'
 
@@ -38,10 +32,16 @@ export interface ProxyOptions {
   readonly onFault: (kind: ProxyFault, target: string) => void
 }
 
-const S3_ERRORS = {
-  [FaultKind.SlowDown]: { status: 503, code: 'SlowDown' },
-  [FaultKind.Internal]: { status: 500, code: 'InternalError' },
-} as const
+/** What each fault the soak draws does to its request. */
+const FAULTS: Record<ProxyFault, (delayMs: () => number) => Fault> = {
+  [FaultKind.Reset]: () => ({ kind: 'reset' }),
+  [FaultKind.SlowDown]: () => ({ kind: 'status', status: 503, code: 'SlowDown' }),
+  [FaultKind.Internal]: () => ({ kind: 'status', status: 500, code: 'InternalError' }),
+  [FaultKind.Delay]: (delayMs) => ({ kind: 'delay', ms: delayMs() }),
+  [FaultKind.NoDate]: () => ({ kind: 'no-date' }),
+  [FaultKind.LoseResponse]: () => ({ kind: 'lose-response' }),
+  [FaultKind.CutBody]: () => ({ kind: 'cut-body' }),
+}
 
 export class SoakProxy {
   #server: Server | undefined
@@ -84,80 +84,17 @@ export class SoakProxy {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.requests++
     const method = req.method ?? 'GET'
-    const target = `${method} ${req.url ?? '/'}`
     const body = await readAll(req).catch(() => undefined)
     if (!body) return cut(req.socket)
     const drawn = this.#draw(method)
-    const fault = drawn ?? (Date.now() < this.#stripDatesUntil ? FaultKind.NoDate : undefined)
-    if (drawn) this.options.onFault(drawn, target)
-    if (fault === FaultKind.Reset) return cut(req.socket)
-    if (fault === FaultKind.SlowDown || fault === FaultKind.Internal) {
-      const { status, code } = S3_ERRORS[fault]
-      res.writeHead(status, { 'content-type': 'application/xml' })
-      res.end(
-        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>soak</Message></Error>`,
-      )
-      return
-    }
-    if (fault === FaultKind.Delay) {
-      const [low, high] = this.options.delayMs
-      await new Promise((resolve) => setTimeout(resolve, between(this.options.random, low, high)))
-    }
-    this.#forward(req, res, body, fault)
-  }
-
-  #forward(req: IncomingMessage, res: ServerResponse, body: Buffer, fault: ProxyFault | undefined): void {
-    const url = new URL(req.url ?? '/', this.options.upstream)
-    const upstream = httpRequest(
-      url,
-      { method: req.method, headers: req.headers, agent: this.#agent },
-      (answer) => {
-        if (fault === FaultKind.LoseResponse) {
-          answer.resume()
-          answer.on('end', () => cut(req.socket))
-          return
-        }
-        const headers = { ...answer.headers }
-        if (fault === FaultKind.NoDate) {
-          delete headers.date
-          // Node would add a Date of its own to an answer that has none.
-          res.sendDate = false
-        }
-        if (res.destroyed) return void answer.resume()
-        res.writeHead(answer.statusCode ?? 502, headers)
-        if (fault === FaultKind.CutBody) {
-          answer.once('data', (chunk: Buffer) => {
-            answer.destroy()
-            res.write(chunk.subarray(0, Math.ceil(chunk.length / 2)))
-            setTimeout(() => cut(req.socket), 10)
-          })
-          answer.once('end', () => cut(req.socket))
-          return
-        }
-        answer.pipe(res)
-      },
-    )
-    upstream.on('error', () => {
-      this.upstreamFailures++
-      cut(req.socket)
+    if (drawn) this.options.onFault(drawn, `${method} ${req.url ?? '/'}`)
+    const kind = drawn ?? (Date.now() < this.#stripDatesUntil ? FaultKind.NoDate : undefined)
+    const [low, high] = this.options.delayMs
+    const fault = kind && FAULTS[kind](() => between(this.options.random, low, high))
+    await serveWithFault(req, res, body, fault, {
+      upstream: this.options.upstream,
+      agent: this.#agent,
+      onUpstreamError: () => this.upstreamFailures++,
     })
-    upstream.end(body)
   }
-}
-
-/**
- * Cuts a client's connection: with a TCP reset (ECONNRESET on the client) while nothing is
- * pending on it, else with a plain close. A reset of a socket that is already shutting down is
- * refused by libuv and left the process spinning at exit.
- */
-function cut(socket: Socket): void {
-  if (socket.destroyed) return
-  if (socket.writableEnded || socket.writableLength > 0) socket.destroy()
-  else socket.resetAndDestroy()
-}
-
-async function readAll(stream: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
 }

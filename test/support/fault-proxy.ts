@@ -1,22 +1,8 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { type Fault, readAll, serveWithFault } from './fault-forwarding.js'
 
-/** What the proxy does to one matching request instead of forwarding it untouched. */
-export type Fault =
-  /** Answer with this status and S3 error code, without forwarding. */
-  | { readonly kind: 'status'; readonly status: number; readonly code: string }
-  /** Hold the request this long before forwarding (client timeouts). */
-  | { readonly kind: 'delay'; readonly ms: number }
-  /** Close the connection without an answer, without forwarding. */
-  | { readonly kind: 'reset' }
-  /** Forward it (so a write lands), then close the connection instead of answering. */
-  | { readonly kind: 'lose-response' }
-  /** Forward it, send the answer's headers and the first bytes of its body, then reset the connection. */
-  | { readonly kind: 'cut-body' }
-  /** Forward it, send the answer's headers and the first bytes of its body, then send nothing more. */
-  | { readonly kind: 'stall-body' }
-  /** Forward it, and answer without the `Date` header (as some proxies do). */
-  | { readonly kind: 'no-date' }
+export type { Fault } from './fault-forwarding.js'
 
 interface Rule {
   readonly method: string
@@ -63,51 +49,10 @@ export class FaultProxy {
     this.#rules.length = 0
   }
 
-  async #handle(req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.seen.push(req.method ?? '')
     const index = this.#rules.findIndex((rule) => rule.method === req.method)
     const fault = index >= 0 ? this.#rules.splice(index, 1)[0]?.fault : undefined
-    const body = await readAll(req)
-    if (fault?.kind === 'status') {
-      res.writeHead(fault.status, { 'content-type': 'application/xml', date: new Date().toUTCString() })
-      res.end(
-        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${fault.code}</Code><Message>injected</Message></Error>`,
-      )
-      return
-    }
-    if (fault?.kind === 'reset') {
-      req.socket.destroy()
-      return
-    }
-    if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms))
-    const url = new URL(req.url ?? '/', this.upstream)
-    const upstream = httpRequest(url, { method: req.method, headers: req.headers }, (answer) => {
-      if (fault?.kind === 'lose-response') {
-        answer.resume()
-        answer.on('end', () => req.socket.destroy())
-        return
-      }
-      const { date: _, ...undated } = answer.headers
-      // Node dates every answer itself unless told not to.
-      if (fault?.kind === 'no-date') res.sendDate = false
-      res.writeHead(answer.statusCode ?? 502, fault?.kind === 'no-date' ? undated : answer.headers)
-      if (fault?.kind === 'cut-body' || fault?.kind === 'stall-body') {
-        answer.once('data', (chunk: Buffer) => {
-          answer.destroy()
-          res.write(chunk.subarray(0, Math.ceil(chunk.length / 2)))
-          if (fault.kind === 'cut-body') setTimeout(() => req.socket.resetAndDestroy(), 20)
-        })
-        return
-      }
-      answer.pipe(res)
-    })
-    upstream.on('error', () => req.socket.destroy())
-    upstream.end(body)
+    await serveWithFault(req, res, await readAll(req), fault, { upstream: this.upstream })
   }
-}
-
-async function readAll(stream: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
 }
