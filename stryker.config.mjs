@@ -14,17 +14,26 @@
  * - Equivalent mutants, where every mutant of that kind on the line is one, are marked in the
  *   source with `// Stryker disable next-line <mutator>: <why>` (8).
  *
- * Survivors left, by kind (about a dozen; none can change what a lock decides):
+ * Survivors left, by kind (none can change what a lock decides; each was looked at):
  * - Checks that only narrow a type, whose values can never fail them: a found object has no
  *   `unconfirmed`; `undefined <= now` is false; a lost lease always has its error; no tick is done
- *   for a record without last_run, nor when there is no tick at all.
+ *   for a record without last_run, nor when there is no tick at all; a `run` the record parser
+ *   let through is a safe integer.
  * - `typeof value === 'object'` before reading a property: a primitive's property reads undefined.
  * - Guards behind guards: the watchdog's "still held?" (it is cancelled whenever the lease stops
- *   being held); reset's "found?" (an absent object's missing body parses as no record, with no
- *   token); acquire()'s holder of a skipped attempt (acquire takes no skipIf).
- * - Performance only: forgetting a cached write that was not used costs a read later, never a
- *   wrong write.
- * - Message text that the ignorer does not see: the "(now token …)" part of a lost lease's message.
+ *   being held), and its re-arming at a renewal and when it fires early (each covers the other);
+ *   reset's "found?" (an absent object's missing body parses as no record, with no token);
+ *   acquire()'s holder of a skipped attempt (acquire takes no skipIf); the token-exhausted check
+ *   of `inspect` (the record parser refuses the tokens it would catch).
+ * - Precision only, never safety: the clock estimate's boundaries (a zero-width interval taken
+ *   for a contradiction starts over from the new answer; a round trip of exactly 5 s), the settle
+ *   read's clock sample, the cap of a 409 pause at the lease's end, `>=` for `>` where equality
+ *   takes a millisecond-exact coincidence (the token wait's quarter of a lease, the 64 KiB size).
+ * - Performance only: forgetting a cached write that was not used, or not caching the rewrite
+ *   after the token wait, costs a read later, never a wrong write (every write is conditional).
+ * - Message text that the ignorer does not see: a message chosen by a conditional expression,
+ *   the parts built before the call, the "(now token …)" part of a lost lease's message, error
+ *   `name`s (classes are checked with instanceof), `Buffer.byteLength`'s encoding ('' is UTF-8).
  * - The ISO-time pattern of ticks without its `$`: Date.parse refuses whatever would follow. (It
  *   is a static mutant, run against the whole suite; on a loaded machine it may time out instead.)
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}

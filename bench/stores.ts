@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { type Lease, Lock } from 'lambda-singleton'
+import { type Lease, Lock, systemClock } from 'lambda-singleton'
 import { type SingletonContext, silentLogger, singleton } from 'lambda-singleton/middy'
 import { interleave, type Measured, median, timed } from './measure.js'
 import type { BenchTarget } from './targets.js'
@@ -52,10 +52,26 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
     target.store.read(`bench/absent-${randomUUID()}`),
   )
   // Cold: a new lock instance each time, as in a fresh Lambda container, on a lock that exists.
+  // A clock of its own keeps it from what the other locks here learned of the store's clock, as
+  // a new process would: its token waits until that clock has surely passed it.
   let coldKey = 0
   const coldLeases = new Map<BenchTarget, Lease | null>()
   await measure(
     'acquire, cold (new process)',
+    async (target) => {
+      const lock = new Lock({
+        store: target.store,
+        key: `bench/cold-${coldKey++ % 3}`,
+        clock: { ...systemClock },
+      })
+      coldLeases.set(target, await lock.tryAcquire())
+    },
+    undefined,
+    async (target) => coldLeases.get(target)?.release(),
+  )
+  // A new lock instance in a process whose other locks know the store's clock already.
+  await measure(
+    'acquire, new lock (the process knows the store time)',
     async (target) =>
       coldLeases.set(target, await lockOn(target, `bench/cold-${coldKey++ % 3}`).tryAcquire()),
     undefined,

@@ -185,6 +185,7 @@ export class Lock {
   async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
     const { waitMs = 0, holdUntil } = options
     validateTiming({ waitMs }, 'attempt', this.key)
+    this.#validateAcquisition(options)
     const clock = this.#context.clock
     // No point waiting for a lease that would be over by the time we got it.
     const waitFor = holdUntil === undefined ? waitMs : Math.min(waitMs, holdUntil - clock.now())
@@ -197,9 +198,14 @@ export class Lock {
       for (let attempt = 0; ; attempt++) {
         last = await this.#attemptOnce(tryOptions, wait.endsAt)
         if (last.status !== AcquireStatus.Held) return last
-        const left = wait.endsAt - clock.now()
-        if (left <= 0) return last
-        await clock.sleep(Math.min(left, backoffDelay(attempt, backoff, this.#context.random)), wait.signal)
+        const pause = Math.min(
+          wait.endsAt - clock.now(),
+          backoffDelay(attempt, backoff, this.#context.random),
+        )
+        await clock.sleep(Math.max(0, pause), wait.signal)
+        // Out of time, though the wait's own timer may not have fired yet: a try now would be cut
+        // off at once, and a lease held until holdUntil (where the wait ends) would be over.
+        if (clock.now() >= wait.endsAt) return last
       }
     } catch (error) {
       if (!wait.isOver(error)) throw error
@@ -220,6 +226,7 @@ export class Lock {
 
   /** Takes the lock if it is free (absent, released, expired) or ours, else resolves `null`. */
   async tryAcquire(options: AcquireOptions = {}): Promise<Lease | null> {
+    this.#validateAcquisition(options)
     const result = await this.#attemptOnce(options)
     return result.status === AcquireStatus.Acquired ? result.lease : null
   }
@@ -252,20 +259,26 @@ export class Lock {
     return runExclusive(this, routine, options)
   }
 
+  /** Throws `LockOptionsError` for options no attempt could use, before anything is sent. */
+  #validateAcquisition(options: AcquireOptions): void {
+    const { holdUntil } = options
+    if (holdUntil === undefined) {
+      const ttlMs = options.ttlMs ?? this.ttlMs
+      validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
+    } else if (!Number.isFinite(holdUntil) || holdUntil <= this.#context.clock.now()) {
+      throw new LockOptionsError(`holdUntil must be a time to come (epoch ms), got ${holdUntil}`, {
+        key: this.key,
+      })
+    }
+    validateOwner(options.owner ?? this.owner, this.key)
+  }
+
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
   async #attemptOnce(options: AcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
     const context = this.#context
     const { signal, holdUntil } = options
     const ttlMs = options.ttlMs ?? this.ttlMs
-    if (holdUntil === undefined) {
-      validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
-    } else if (!Number.isFinite(holdUntil) || holdUntil <= context.clock.now()) {
-      throw new LockOptionsError(`holdUntil must be a time to come (epoch ms), got ${holdUntil}`, {
-        key: this.key,
-      })
-    }
     const owner = options.owner ?? this.owner
-    validateOwner(owner, this.key)
     const leaseEnd = holdUntil ?? context.clock.now() + ttlMs - this.clockSkewMarginMs
     const budget = Math.min(leaseEnd, endsAt)
 

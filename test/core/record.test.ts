@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { nextRun } from '../../lib/core/record.js'
 import { LockCorruptedError, MAX_RECORD_BYTES, parseRecord } from '../../lib/index.js'
 
-const valid = { v: 1, token: 3, expires_at: 1_740_151_473.206, owner: 'a' }
+const valid = { v: 1 as const, token: 3, expires_at: 1_740_151_473.206, owner: 'a' }
 const body = (fields: Record<string, unknown>) => JSON.stringify({ ...valid, ...fields })
 /** A valid record body of exactly `bytes` bytes in UTF-8, padded with two-byte characters. */
 const ofBytes = (bytes: number) => {
@@ -24,7 +25,16 @@ describe('parseRecord', () => {
   })
 
   it('takes the smallest values each field allows', () => {
-    const smallest = { v: 1, token: 0, expires_at: 0, owner: '', acquired_at: 0, ttl_ms: 0, last_run: '' }
+    const smallest = {
+      v: 1,
+      token: 0,
+      run: 0,
+      expires_at: 0,
+      owner: '',
+      acquired_at: 0,
+      ttl_ms: 0,
+      last_run: '',
+    }
     expect(parseRecord(JSON.stringify(smallest), 'jobs/k')).toEqual(smallest)
   })
 
@@ -46,6 +56,9 @@ describe('parseRecord', () => {
       /"expires_at"/,
     ],
     ['an owner that is not a string', body({ owner: 5 }), /"owner"/],
+    ['a negative run', body({ run: -1 }), /"run"/],
+    ['a fractional run', body({ run: 1.5 }), /"run"/],
+    ['an unsafe run', body({ run: 2 ** 53 }), /"run"/],
     ['a negative acquired_at', body({ acquired_at: -1 }), /"acquired_at"/],
     ['a string ttl_ms', body({ ttl_ms: '60000' }), /"ttl_ms"/],
     ['a last_run that is not a string', body({ last_run: 5 }), /"last_run"/],
@@ -76,5 +89,18 @@ describe('parseRecord', () => {
 
   it('keeps at most 64 KiB of a body too large to be a record', () => {
     expect(refusal('x'.repeat(100_000)).raw).toHaveLength(MAX_RECORD_BYTES)
+  })
+})
+
+describe('nextRun: the run count an acquisition writes', () => {
+  it('counts one past the last run, starting at 1', () => {
+    expect(nextRun(undefined)).toBe(1)
+    expect(nextRun({ ...valid })).toBe(1)
+    expect(nextRun({ ...valid, run: 41 })).toBe(42)
+  })
+
+  it('starts again at 1 past the largest safe integer, which a record may not hold', () => {
+    expect(nextRun({ ...valid, run: Number.MAX_SAFE_INTEGER - 1 })).toBe(Number.MAX_SAFE_INTEGER)
+    expect(nextRun({ ...valid, run: Number.MAX_SAFE_INTEGER })).toBe(1)
   })
 })

@@ -56,6 +56,24 @@ describe("ServerClock: what a lock knows of the store's clock", () => {
     expect(anHourLater - now).toBeCloseTo(2 * 3_600_000 * 200e-6, 6) // 200 ppm each way
   })
 
+  it('narrows an hour-old estimate, loosened by the drift since, with a new answer: never past the truth', () => {
+    // The new answer comes early or late in the store's second: it bounds the offset from below
+    // or from above far less tightly than the loosened old estimate does on the other side.
+    for (const phase of [100, 900]) {
+      const local = new ManualClock(1_800_000_000_000)
+      const clock = new ServerClock(local, SECOND)
+      for (let sentAt = local.now(); sentAt < local.now() + 3_000; sentAt += 130) {
+        clock.observe(dated(sentAt + 10), sentAt, sentAt + 20)
+      }
+      const anHourLater = local.now() + 3_600_000
+      const sentAt = anHourLater + phase - ((anHourLater + OFFSET) % SECOND)
+      clock.observe(dated(sentAt + 5), sentAt, sentAt + 10)
+      const time = timeAt(clock, sentAt + 10)
+      expect(time.lower, `phase ${phase}`).toBeLessThanOrEqual(sentAt + 10 + OFFSET)
+      expect(time.upper, `phase ${phase}`).toBeGreaterThanOrEqual(sentAt + 10 + OFFSET)
+    }
+  })
+
   it('starts over from an answer that contradicts all it knew (the store clock was stepped)', () => {
     const local = new ManualClock(1_800_000_000_000)
     const clock = new ServerClock(local, SECOND)

@@ -73,6 +73,17 @@ describe('the token floor: a lock never hands out a token at or below one handed
     expect((await operator.tryAcquire())?.token).toBeGreaterThan(released?.token ?? Number.POSITIVE_INFINITY)
   })
 
+  it('force-releases above the highest token it read, after an outside write turned the record back', async () => {
+    const { time, lock, put, token } = setup()
+    const ahead = time.now + 5_000
+    put({ token: ahead, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
+    const operator = lock('operator')
+    expect(await operator.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    put({ token: 1, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
+    expect((await operator.forceRelease())?.token).toBe(ahead + 1)
+    expect(token()).toBe(ahead + 1)
+  })
+
   it('recreates a deleted object above the token its own reset wrote', async () => {
     const { time, store, lock } = setup()
     const operator = lock('operator')
