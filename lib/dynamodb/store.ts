@@ -67,8 +67,6 @@ function defaultClient(): DynamoDBClient {
 export class DynamoDBLockStore implements LockStore {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
   readonly client: DynamoDBClient
-  /** Stores sending through one client share what their locks learn of DynamoDB's clock. */
-  readonly clockSource: object
   readonly tableName: string
   /** Name of the table's partition key, whose value is the lock key. */
   readonly partitionKey: string
@@ -95,11 +93,15 @@ export class DynamoDBLockStore implements LockStore {
     }
     const timeout = requestTimeoutMs(options.requestTimeoutMs)
     this.client = options.client ?? defaultClient()
-    this.clockSource = this.client
     this.tableName = options.tableName
     this.partitionKey = partitionKey
     this.requestTimeoutMs = timeout
     this.#layout = { partitionKey, ...(sortKey && { sortKey: { name: sortKey.name, value: sortKey.value } }) }
+  }
+
+  /** Stores sending through one client share what their locks learn of DynamoDB's clock. */
+  get clockSource(): object {
+    return this.client
   }
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {

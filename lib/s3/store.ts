@@ -33,8 +33,6 @@ const S3_CLOCK_RESOLUTION_MS = 1_000
 export class S3LockStore implements LockStore {
   readonly clockResolutionMs = S3_CLOCK_RESOLUTION_MS
   readonly s3: S3Client
-  /** Stores sending through one client share what their locks learn of S3's clock. */
-  readonly clockSource: object
   readonly bucket: string
   readonly requestTimeoutMs: number
   readonly #quoting: EtagQuoting
@@ -45,10 +43,14 @@ export class S3LockStore implements LockStore {
     }
     const timeout = requestTimeoutMs(options.requestTimeoutMs)
     this.s3 = options.s3 ?? defaultS3Client()
-    this.clockSource = this.s3
     this.bucket = options.bucket
     this.requestTimeoutMs = timeout
     this.#quoting = options.etagQuoting ?? EtagQuoting.Auto
+  }
+
+  /** Stores sending through one client share what their locks learn of S3's clock. */
+  get clockSource(): object {
+    return this.s3
   }
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {

@@ -6,6 +6,7 @@ export interface SoakConfig {
   readonly quick: boolean
   readonly durationMs: number
   readonly workers: number
+  /** Lock keys; each has `objectsPerKey` data objects that only its holders write. */
   readonly keys: readonly string[]
   readonly objectsPerKey: number
   readonly ttlMs: number
@@ -39,7 +40,7 @@ const FULL: Omit<SoakConfig, 'seed' | 'reportDir'> = {
   quick: false,
   durationMs: 600_000,
   workers: 16,
-  keys: Array.from({ length: 12 }, (_, i) => `k${i}`),
+  keys: keyNames(12),
   objectsPerKey: 2,
   ttlMs: 3_000,
   marginMs: 500,
@@ -116,7 +117,7 @@ export function parseCommand(argv: readonly string[]): Command {
   const keyCount = values.keys === undefined ? base.keys.length : Number(values.keys)
   const counts = [workers, keyCount].every((n) => Number.isSafeInteger(n) && n >= 1)
   if (!(duration > 0) || !Number.isSafeInteger(seed) || !counts) throw new Error(USAGE)
-  const keys = Array.from({ length: keyCount }, (_, i) => `k${i}`)
+  const keys = values.keys === undefined ? base.keys : keyNames(keyCount)
   // A shorter run than its profile's cannot be held to the profile's acquisition count.
   const minAcquisitions = Math.round((base.minAcquisitions * duration) / base.durationMs)
   // The quick run (CI) keeps its own folder, so that it never replaces a full run's results.
@@ -125,22 +126,24 @@ export function parseCommand(argv: readonly string[]): Command {
 }
 
 /** What the orchestrator passes a worker in `SOAK_WORKER` (JSON). */
-export interface WorkerConfig {
+export interface WorkerConfig
+  extends Pick<
+    SoakConfig,
+    'keys' | 'objectsPerKey' | 'ttlMs' | 'marginMs' | 'requestTimeoutMs' | 'writeTimeoutMs'
+  > {
   /** `w<slot>.<incarnation>`. */
   readonly id: string
   readonly log: string
   readonly endpoint: string
   readonly bucket: string
-  /** Lock keys; each has `objectsPerKey` data objects that only its holders write. */
-  readonly keys: readonly string[]
-  readonly objectsPerKey: number
-  readonly ttlMs: number
-  readonly marginMs: number
-  readonly requestTimeoutMs: number
-  readonly writeTimeoutMs: number
   /** The worker's local clock runs this far ahead of the true one (negative: behind). */
   readonly offsetMs: number
   readonly seed: number
+}
+
+/** The soak's keys, `k0` to `k<count - 1>`. */
+function keyNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `k${i}`)
 }
 
 /** The lock object of a soak key. */
