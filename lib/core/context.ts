@@ -1,5 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
+import { nextProbeAt, probeSent } from './clock-probe.js'
 import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
@@ -123,6 +124,30 @@ export class LockContext {
   }
 
   /**
+   * A new lease of `ttlMs` that starts when the store's clock reaches its `token`: it is handed
+   * out only then (`awaitToken`), so the wait for the token does not spend it. Its `deadline` is
+   * what the estimate says now; `deadlineOf` says it again once the wait is over.
+   */
+  leaseFromToken(token: number, ttlMs: number): LeaseTiming {
+    const now = this.clock.now()
+    const expires_at = (token + ttlMs) / 1000
+    return {
+      expires_at,
+      deadline: this.deadlineOf(expires_at, now),
+      serverNow: this.serverTime(now).mid,
+      ttlMs,
+    }
+  }
+
+  /**
+   * When a holder must consider a lease that expires at `expires_at` over, by the local clock:
+   * once the store's clock may have reached `expires_at - margin`, however far our guess is off.
+   */
+  deadlineOf(expires_at: number, now: number = this.clock.now()): number {
+    return Math.floor(now + expires_at * 1000 - this.marginMs - this.serverTime(now).upper)
+  }
+
+  /**
    * A lease held until local time `until`, by a holder that is stopped by then anyway. Its
    * `expires_at` is the latest the store's clock can read at `until`, so no contender takes it
    * over before then, whatever our guess; the holder's own lease ends at `until`, no earlier.
@@ -136,14 +161,43 @@ export class LockContext {
 
   /**
    * Waits until the store's clock has surely reached `token`, so that every later acquisition
-   * takes a higher one (see `tokenAfter`). Bounded: a token more than `AHEAD_OF_CLOCK_MS` ahead
-   * is not waited for. Not abortable: the token is written already, and a holder that gave up
-   * here would leave the lock held until it expires.
+   * takes a higher one (see `tokenAfter`). While it waits, it asks the store the time at the
+   * moments that narrow the estimate most (`nextProbeAt`): the wait ends as soon as the estimate
+   * shows the store's clock past the token, and the next acquisitions of this process wait only
+   * as long as the narrowed estimate is wide. Not abortable: the token is written already, and a
+   * holder that gave up here would leave the lock held until it expires.
    */
   async awaitToken(token: number): Promise<void> {
-    for (let wait = tokenWaitMs(token, this.serverTime()); wait > 0; ) {
-      await this.clock.sleep(wait)
-      wait = tokenWaitMs(token, this.serverTime())
+    for (;;) {
+      const now = this.clock.now()
+      const wait = tokenWaitMs(token, this.serverTime(now))
+      if (wait <= 0) return
+      const probeAt = nextProbeAt(this.serverClock, now, now + wait)
+      if (probeAt === undefined) await this.clock.sleep(wait)
+      else if (probeAt > now) await this.clock.sleep(probeAt - now)
+      else await this.#probe(now + wait)
+    }
+  }
+
+  /**
+   * Asks the store the time, to narrow the estimate; given up at local time `until` (when the
+   * wait it serves would be over anyway). Never fails: the wait ends by the clock without it.
+   */
+  async #probe(until: number): Promise<void> {
+    const sentAt = this.clock.now()
+    probeSent(this.serverClock, sentAt)
+    const giveUp = new AbortController()
+    const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
+    try {
+      const options = { signal: giveUp.signal }
+      const serverDate = this.store.probeDate
+        ? await this.store.probeDate(this.key, options)
+        : (await this.store.read(this.key, options)).serverDate
+      this.serverClock.observe(serverDate, sentAt, this.clock.now())
+    } catch {
+      // A probe only sharpens the estimate.
+    } finally {
+      cancel()
     }
   }
 

@@ -307,17 +307,19 @@ export class Lock {
       if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      const timing = holdUntil === undefined ? context.leaseFor(ttlMs) : context.leaseUntil(holdUntil)
-      const record = this.#acquisitionRecord(snapshot, owner, timing)
+      const token = this.#nextToken(snapshot)
+      const timing =
+        holdUntil === undefined ? context.leaseFromToken(token, ttlMs) : context.leaseUntil(holdUntil)
+      const record = this.#acquisitionRecord(snapshot, owner, token, timing)
       const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
         case WriteStatus.Written: {
           context.remember(record, result.etag)
           await context.awaitToken(record.token)
-          const held = await this.#leaseAfterTokenWait(record, result.etag, timing, holdUntil, signal)
-          if (!held) return { status: AcquireStatus.Held, holder: context.lastWrite?.record }
-          const lease = new Lease(context, held.record, held.etag, held.timing.deadline, held.timing.ttlMs)
+          // The lease starts now, with the store's clock at its token: its end by what we know now.
+          const deadline = holdUntil ?? context.deadlineOf(record.expires_at)
+          const lease = new Lease(context, record, result.etag, deadline, timing.ttlMs)
           this.#issued.add(lease)
           return { status: AcquireStatus.Acquired, lease }
         }
@@ -354,48 +356,31 @@ export class Lock {
   }
 
   /**
-   * What is held once the token's wait is over: as written, or, when the wait spent most of a
-   * short lease, written again with a fresh expiry (same token), since the clock is better known
-   * by now. Undefined when someone else wrote meanwhile.
-   */
-  async #leaseAfterTokenWait(
-    record: LockRecord,
-    etag: string,
-    timing: LeaseTiming,
-    holdUntil: number | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<{ record: LockRecord; etag: string; timing: LeaseTiming } | undefined> {
-    const context = this.#context
-    if (holdUntil !== undefined || timing.deadline - context.clock.now() >= timing.ttlMs / 4) {
-      return { record, etag, timing }
-    }
-    const fresh = context.leaseFor(timing.ttlMs)
-    const renewed: LockRecord = { ...record, expires_at: fresh.expires_at }
-    const result = await context.write(serializeRecord(renewed), etag, fresh.deadline, signal)
-    if (result.status !== WriteStatus.Written) return undefined
-    context.remember(renewed, result.etag)
-    return { record: renewed, etag: result.etag, timing: fresh }
-  }
-
-  /**
    * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
-   * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`).
+   * was there, with `token` and the lease of `timing`.
    */
-  #acquisitionRecord(snapshot: Snapshot | undefined, owner: string, timing: LeaseTiming): LockRecord {
+  #acquisitionRecord(
+    snapshot: Snapshot | undefined,
+    owner: string,
+    token: number,
+    timing: LeaseTiming,
+  ): LockRecord {
     return {
       ...snapshot?.record,
       v: RECORD_VERSION,
-      token: tokenAfter(
-        Math.max(snapshot?.record.token ?? 0, this.#context.highestToken),
-        this.#context.serverTime(),
-        this.key,
-      ),
+      token,
       run: nextRun(snapshot?.record),
       expires_at: timing.expires_at,
       owner,
       acquired_at: Math.round(timing.serverNow) / 1000,
       ttl_ms: timing.ttlMs,
     }
+  }
+
+  /** The token an acquisition over `snapshot` takes. Throws `LockConflictError` (`tokens-exhausted`). */
+  #nextToken(snapshot: Snapshot | undefined): number {
+    const highest = Math.max(snapshot?.record.token ?? 0, this.#context.highestToken)
+    return tokenAfter(highest, this.#context.serverTime(), this.key)
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */
@@ -420,7 +405,13 @@ export class Lock {
   #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
     let next: LockRecord
     try {
-      next = this.#acquisitionRecord(snapshot, this.owner, this.#context.leaseFor(this.ttlMs))
+      const token = this.#nextToken(snapshot)
+      next = this.#acquisitionRecord(
+        snapshot,
+        this.owner,
+        token,
+        this.#context.leaseFromToken(token, this.ttlMs),
+      )
     } catch (error) {
       if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
         return error.reason

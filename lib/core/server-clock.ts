@@ -10,6 +10,12 @@ const MAX_SAMPLE_ROUND_TRIP_MS = 5_000
  */
 const MAX_DRIFT = 200e-6
 
+/**
+ * Weight of a slower round trip in the running estimate of a round trip's length. A faster one
+ * counts at once: the first calls of a process (connections, credentials) are slow.
+ */
+const ROUND_TRIP_WEIGHT = 0.2
+
 /** What we know of the store's clock at one instant: the interval it lies in (epoch ms). */
 export interface ServerTime {
   readonly lower: number
@@ -18,6 +24,20 @@ export interface ServerTime {
   readonly mid: number
   /** Half the interval's width: how far `mid` may be from the truth. */
   readonly halfWidth: number
+}
+
+/** Local times (epoch ms) between which the store's clock turns its next whole second (`tick`, store time). */
+export interface TickWindow {
+  readonly tick: number
+  readonly from: number
+  readonly to: number
+}
+
+/** The probes spent on one tick: their spacing, chosen when the first was sent, and the last one's time. */
+export interface ProbePace {
+  tick: number
+  spacingMs: number
+  lastAt: number
 }
 
 /**
@@ -36,6 +56,9 @@ export class ServerClock {
   #upperOffset = Number.POSITIVE_INFINITY
   /** Local time of the last answer that narrowed (or reset) the interval. */
   #learnedAt: number | undefined
+  #roundTripMs: number | undefined
+  /** How probes are paced (see `clock-probe.ts`): the locks sharing this estimate share one pace. */
+  readonly probePace: ProbePace = { tick: Number.NaN, spacingMs: 0, lastAt: Number.NEGATIVE_INFINITY }
 
   constructor(
     private readonly clock: Clock,
@@ -47,11 +70,21 @@ export class ServerClock {
     return this.#learnedAt !== undefined
   }
 
+  /** How long a dated answer takes to come back, lately, at best (ms); undefined before the first. */
+  get roundTripMs(): number | undefined {
+    return this.#roundTripMs
+  }
+
   /** Learns from an answer dated `serverDate`, to a call sent at `sentAt` and answered at `receivedAt`. */
   observe(serverDate: number | undefined, sentAt: number, receivedAt: number): void {
     if (serverDate === undefined) return
     // A call that spanned a long pause (a frozen Lambda) bounds the offset too loosely to use.
     if (receivedAt - sentAt > MAX_SAMPLE_ROUND_TRIP_MS && this.known) return
+    const roundTrip = Math.max(0, receivedAt - sentAt)
+    this.#roundTripMs =
+      this.#roundTripMs === undefined || roundTrip < this.#roundTripMs
+        ? roundTrip
+        : this.#roundTripMs + ROUND_TRIP_WEIGHT * (roundTrip - this.#roundTripMs)
     const lower = serverDate - receivedAt
     const upper = serverDate + this.resolutionMs - sentAt
     const drift = this.#drift(receivedAt)
@@ -72,6 +105,22 @@ export class ServerClock {
     const lower = localTime + this.#lowerOffset - drift
     const upper = localTime + this.#upperOffset + drift
     return { lower, upper, mid: (lower + upper) / 2, halfWidth: (upper - lower) / 2 }
+  }
+
+  /**
+   * When the store's clock turns its next whole second (of `resolutionMs`) after local time
+   * `localTime`, as far as we know: between `from` and `to`. An answer to a call sent after
+   * `from` that still carries the old second, or one received before `to` that carries the new
+   * one, moves that end: that is how the estimate narrows below the resolution. Undefined until
+   * an answer was dated.
+   */
+  nextTick(localTime: number = this.clock.now()): TickWindow | undefined {
+    const time = this.at(localTime)
+    if (!time) return undefined
+    const tick = (Math.floor(time.lower / this.resolutionMs) + 1) * this.resolutionMs
+    // The store's clock reads `tick` at a local time between these: the latest it may already
+    // read it is when our upper bound reaches it, the earliest when our lower bound does.
+    return { tick, from: localTime + (tick - time.upper), to: localTime + (tick - time.lower) }
   }
 
   #drift(localTime: number): number {

@@ -23,6 +23,13 @@ export interface LockStore {
   create(key: string, body: string, options?: StoreCallOptions): Promise<WriteResult>
   /** Writes only if the object's current etag is `etag` (S3: `If-Match`). */
   replace(key: string, body: string, etag: string, options?: StoreCallOptions): Promise<WriteResult>
+  /**
+   * Asks the store its time as cheaply as it can: the date (epoch ms, see `clockResolutionMs`)
+   * of an answer to a call about `key`, undefined when the answer carries none. Locks send these
+   * to narrow their estimate of the store's clock while they wait for a token anyway.
+   * @default the date of a `read` of `key`
+   */
+  probeDate?(key: string, options?: StoreCallOptions): Promise<number | undefined>
 }
 
 export interface StoreCallOptions {

@@ -111,6 +111,21 @@ export class DynamoDBLockStore implements LockStore {
     return { status: ReadStatus.Found, body, etag, ...date }
   }
 
+  /**
+   * DynamoDB's date, from an eventually consistent GetItem of the key attribute alone: half the
+   * read units of a read (consistency does not matter to a date).
+   */
+  async probeDate(key: string, options: StoreCallOptions = {}): Promise<number | undefined> {
+    const command = new GetItemCommand({
+      TableName: this.tableName,
+      Key: keyOf(this.#layout, key),
+      ProjectionExpression: '#key',
+      ExpressionAttributeNames: { '#key': this.#layout.partitionKey },
+    })
+    const call = await this.#send(key, command, options)
+    return call.date.serverDate
+  }
+
   async create(key: string, body: string, options: StoreCallOptions = {}): Promise<WriteResult> {
     return this.#put(key, body, `attribute_not_exists(#key)`, {}, undefined, options)
   }

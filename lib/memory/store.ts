@@ -35,7 +35,7 @@ export class MemoryLockStore implements LockStore {
   readonly #objects = new Map<string, { body: string; etag: string }>()
   #version = 0
   /** Requests served, by kind. */
-  readonly requests = { read: 0, create: 0, replace: 0 }
+  readonly requests = { read: 0, create: 0, replace: 0, probe: 0 }
 
   constructor(options: MemoryLockStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock
@@ -70,6 +70,13 @@ export class MemoryLockStore implements LockStore {
     if (!object) return { status: WriteStatus.Absent, ...this.#date() }
     if (object.etag !== etag) return { status: WriteStatus.PreconditionFailed, ...this.#date() }
     return this.#put(key, body)
+  }
+
+  /** The store's date, as a lock's clock probe asks it (counted apart from reads). */
+  async probeDate(_key: string, options: StoreCallOptions = {}): Promise<number | undefined> {
+    options.signal?.throwIfAborted()
+    this.requests.probe++
+    return this.#date().serverDate
   }
 
   /** Puts a body unconditionally, as an operator or a foreign writer would. */

@@ -94,6 +94,15 @@ export class S3LockStore implements LockStore {
     return resend ? this.replace(key, body, etag, options) : result
   }
 
+  /**
+   * S3's date, from a HEAD of the key: priced as a GET, without the body. Any answer is dated,
+   * a 404 or 403 too.
+   */
+  async probeDate(key: string, options: StoreCallOptions = {}): Promise<number | undefined> {
+    const head = await this.#send(key, new HeadObjectCommand({ Bucket: this.bucket, Key: key }), options)
+    return head.serverDate
+  }
+
   /** The object's etag (bare), or undefined when there is none or it cannot be read. */
   async currentEtag(key: string, options: StoreCallOptions = {}): Promise<string | undefined> {
     const head = await this.#send(key, new HeadObjectCommand({ Bucket: this.bucket, Key: key }), options)

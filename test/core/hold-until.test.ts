@@ -22,7 +22,7 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
         LockOptionsError,
       )
     }
-    expect(store.requests).toEqual({ read: 0, create: 0, replace: 0 })
+    expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0 })
     expect(await lock('a').tryAcquire({ holdUntil: time.now + 1 })).toBeDefined()
   })
 

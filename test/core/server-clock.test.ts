@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { PROBES_PER_TICK } from '../../lib/core/clock-probe.js'
 import { ServerClock, type ServerTime } from '../../lib/core/server-clock.js'
 import type { LockStore } from '../../lib/core/store.js'
 import { Lock, LockClockError } from '../../lib/index.js'
@@ -142,15 +143,18 @@ describe('takeover after a crash', () => {
   const TTL = 5_000
   const MARGIN = 1_000
 
-  /** When a contender polling every 100 ms takes over from a holder that acquired at `phase` ms into a second. */
+  /**
+   * When a contender polling every 100 ms takes over from a holder that was handed its lease
+   * (after its wait for the token) and crashed, having asked for it at `phase` ms into a second.
+   */
   async function takeoverAfter(phase: number): Promise<number> {
     const time = new SimTime()
     time.advance(phase)
     const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     const lock = (owner: string) =>
       new Lock({ store, key: 'k', owner, ttlMs: TTL, clockSkewMarginMs: MARGIN, clock: time.localClock() })
-    const acquiredAt = time.now
     await lock('crashed').tryAcquire() // and never heard from again
+    const acquiredAt = time.now
     const contender = lock('next')
     for (;;) {
       time.advance(100)
@@ -203,7 +207,7 @@ describe("locks of one process share what they learn of a store's clock", () => 
     }
   }
 
-  it('hands a fresh lock its first token after about a round trip, not the second a lone lock waits', async () => {
+  it('hands a fresh lock its first token after about a round trip, where a lone lock waits for the store to turn its second', async () => {
     const time = new SimTime()
     const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: SECOND })
     const clock = time.localClock()
@@ -211,14 +215,19 @@ describe("locks of one process share what they learn of a store's clock", () => 
 
     const fresh = new Lock({ store, key: 'fresh', clock })
     const asked = time.now
-    expect(await fresh.tryAcquire()).toBeDefined()
+    expect(await fresh.tryAcquire()).not.toBeNull()
     expect(time.now - asked).toBeLessThanOrEqual(130)
+    expect(store.requests.probe).toBe(0)
 
-    // A lock judging time by another clock learns on its own: one dated answer, a second wide.
+    // A lock judging time by another clock learns on its own: one dated answer, a second wide,
+    // narrowed only when its probes see the store's clock turn its next second.
     const alone = new Lock({ store, key: 'alone', clock: time.localClock() })
     const askedAlone = time.now
-    expect(await alone.tryAcquire()).toBeDefined()
-    expect(time.now - askedAlone).toBeGreaterThan(900)
+    const nextSecond = Math.ceil(askedAlone / SECOND) * SECOND // the store's clock is the local one here
+    expect(await alone.tryAcquire()).not.toBeNull()
+    expect(time.now).toBeGreaterThanOrEqual(nextSecond)
+    expect(time.now - nextSecond).toBeLessThan(SECOND / PROBES_PER_TICK + 5)
+    expect(store.requests.probe).toBeGreaterThan(0)
   })
 
   it('lets a fresh lock work through answers without a date once the process knows the clock', async () => {

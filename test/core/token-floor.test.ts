@@ -126,7 +126,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     })
   })
 
-  it('renews a short lease once after the wait for its token, rather than hand it out nearly spent', async () => {
+  it('hands out a short lease with its whole ttl after the wait for its token, written once', async () => {
     const { time, store } = setup()
     const lock = new Lock({
       store,
@@ -137,14 +137,8 @@ describe('the token floor: a lock never hands out a token at or below one handed
       clock: time.localClock(),
     })
     const lease = await lock.tryAcquire()
-    expect(store.requests).toMatchObject({ create: 1, replace: 1 })
-    expect(lease?.remainingMs).toBeGreaterThanOrEqual(2_000 / 4)
-  })
-
-  it('does not renew a lease the wait left most of', async () => {
-    const { store, lock } = setup()
-    const lease = await lock('long').tryAcquire()
     expect(store.requests).toMatchObject({ create: 1, replace: 0 })
-    expect(lease?.remainingMs).toBeGreaterThan(10_000 / 4)
+    // ttl - margin - the width of the estimate its probes narrowed while it waited.
+    expect(lease?.remainingMs).toBeGreaterThan(2_000 - 500 - 50)
   })
 })

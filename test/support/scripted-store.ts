@@ -74,6 +74,11 @@ export class ScriptedStore implements LockStore {
     return this.#call('replace', options, () => this.memory.replace(key, body, etag, options))
   }
 
+  /** Clock probes are answered, never scripted, and not counted among the protocol's calls. */
+  probeDate(key: string, options?: StoreCallOptions): Promise<number | undefined> {
+    return this.memory.probeDate(key, options)
+  }
+
   async #call<T extends ReadResult | WriteResult>(
     call: Call,
     options: StoreCallOptions | undefined,

@@ -1,0 +1,57 @@
+import type { ServerClock } from './server-clock.js'
+
+/**
+ * Probes spent on one turn of the store's second at most: they are spread across the window in
+ * which it may turn, so the estimate narrows to that spacing plus a round trip.
+ */
+export const PROBES_PER_TICK = 40
+/** An estimate narrower than this many round trips is as sharp as probes can make it. */
+const SHARP_ROUND_TRIPS = 3
+/** ...or narrower than this (ms), whatever the round trip: a few ms of wait are not worth requests. */
+const SHARP_MS = 8
+
+/**
+ * When to ask the store the time next (local epoch ms), so that its answer lands close after
+ * a turn of its second, or undefined when no probe sent before local time `until` would tell
+ * anything new.
+ *
+ * Why: `Date` counts whole seconds, so what an answer says of the store's clock is a second
+ * wide, unless two answers fall on both sides of a turn of the second. A scheduled job's calls
+ * come at the same sub-second phase every time and never straddle one by chance; probes timed
+ * across the window where the turn is due do, on purpose. The caller sends them only while it
+ * waits anyway (for its token, or while it holds a lease), so they cost requests, not time.
+ *
+ * Probes go one window-width / `PROBES_PER_TICK` apart (at least a round trip), walking forward:
+ * an answer that still shows the old second moves the window's start past its sending, and the
+ * first that shows the new one closes it. Locks sharing the estimate share one pace.
+ */
+export function nextProbeAt(clock: ServerClock, now: number, until: number): number | undefined {
+  const time = clock.at(now)
+  const window = clock.nextTick(now)
+  if (!time || !window) return undefined
+  const roundTrip = clock.roundTripMs ?? 0
+  const width = time.upper - time.lower
+  if (width <= Math.max(SHARP_ROUND_TRIPS * roundTrip, SHARP_MS)) return undefined
+  const pace = clock.probePace
+  // The spacing is set once per tick: recomputed from the shrinking window, it would shrink too.
+  const spacing =
+    pace.tick === window.tick ? pace.spacingMs : Math.ceil(Math.max(roundTrip, width / PROBES_PER_TICK, 1))
+  const at = Math.max(now, window.from + spacing, pace.lastAt + spacing)
+  // Sent this late, its answer comes back after the turn is surely past: it would say nothing new.
+  if (at + roundTrip >= window.to || at >= until) return undefined
+  return at
+}
+
+/** Notes a probe sent at local time `at` for the tick `nextProbeAt` planned it for. */
+export function probeSent(clock: ServerClock, at: number): void {
+  const window = clock.nextTick(at)
+  if (!window) return
+  const pace = clock.probePace
+  if (pace.tick !== window.tick) {
+    const time = clock.at(at)
+    const width = time ? time.upper - time.lower : 0
+    pace.tick = window.tick
+    pace.spacingMs = Math.ceil(Math.max(clock.roundTripMs ?? 0, width / PROBES_PER_TICK, 1))
+  }
+  pace.lastAt = at
+}
