@@ -135,9 +135,9 @@ export class LockContext {
   }
 
   /**
-   * Waits until the store's clock has surely reached `token`, so that every later acquisition
-   * takes a higher one (see `tokenAfter`). Bounded: a token more than `AHEAD_OF_CLOCK_MS` ahead
-   * is not waited for. Not abortable: the token is written already, and a holder that gave up
+   * Waits until the store's clock has surely passed `token`, so that every later acquisition
+   * takes a higher one (see `tokenAfter`). Bounded: no token more than `AHEAD_OF_CLOCK_MS` ahead
+   * is written. Not abortable: the token is written already, and a holder that gave up
    * here would leave the lock held until it expires.
    */
   async awaitToken(token: number): Promise<void> {

@@ -113,7 +113,10 @@ export type Acquisition =
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
 /** Why a lock that is not held still cannot be acquired. */
-export type BlockedReason = typeof ConflictReason.RecordTooLarge | typeof ConflictReason.TokensExhausted
+export type BlockedReason =
+  | typeof ConflictReason.RecordTooLarge
+  | typeof ConflictReason.TokensExhausted
+  | typeof ConflictReason.RecordAheadOfClock
 
 /** What `inspect` reports. */
 export interface LockInfo {
@@ -128,8 +131,9 @@ export interface LockInfo {
   /**
    * Set when no acquisition can take this record, held or not, however long it waits: the
    * record leaves no room for an acquisition's fields within `MAX_RECORD_BYTES` (judged for this
-   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer (use
-   * another key). Acquiring rejects `LockConflictError` with this reason and writes nothing.
+   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer or more than
+   * 10 s ahead of the store's clock (`reset` with `backToClock` repairs both). Acquiring rejects
+   * `LockConflictError` with this reason and writes nothing.
    */
   readonly blocked?: BlockedReason
   readonly etag: string
@@ -379,7 +383,8 @@ export class Lock {
 
   /**
    * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
-   * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`).
+   * was there, a new token and lease. Throws `LockConflictError` (`tokens-exhausted`,
+   * `record-ahead-of-clock`: see `tokenAfter`) before anything is written.
    */
   #acquisitionRecord(snapshot: Snapshot | undefined, owner: string, timing: LeaseTiming): LockRecord {
     return {
@@ -422,7 +427,11 @@ export class Lock {
     try {
       next = this.#acquisitionRecord(snapshot, this.owner, this.#context.leaseFor(this.ttlMs))
     } catch (error) {
-      if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
+      if (
+        error instanceof LockConflictError &&
+        (error.reason === ConflictReason.TokensExhausted ||
+          error.reason === ConflictReason.RecordAheadOfClock)
+      ) {
         return error.reason
       }
       throw error
@@ -434,7 +443,9 @@ export class Lock {
   /**
    * Operator action: frees a lock that a stuck or crashed run still holds, at once. The token
    * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
-   * are refused. Resolves the record written, or `null` when there is no lock object.
+   * are refused. Resolves the record written, or `null` when there is no lock object. Refuses
+   * (`LockConflictError`, nothing written) a token no acquisition could follow either:
+   * `tokens-exhausted`, `record-ahead-of-clock`.
    */
   forceRelease(): Promise<LockRecord | null> {
     return forceRelease(this.#context, this.owner)
@@ -445,7 +456,9 @@ export class Lock {
    * released record carrying `token`. Refuses (`LockConflictError`, nothing written) a token at
    * or below any the object shows, as a number or a string (`token-too-low`): lowering it would
    * let stale holders pass fences; and, unless `force`, an object it cannot prove released or
-   * expired (`not-released`): a held record, or a body that shows no past `expires_at`.
+   * expired (`not-released`): a held record, or a body that shows no past `expires_at`. With
+   * `backToClock` instead of `token`, writes a token from the store's clock, lower than the
+   * object's if need be: the repair of `record-ahead-of-clock` and `tokens-exhausted`.
    */
   reset(options: ResetOptions): Promise<LockRecord> {
     return reset(this.#context, this.owner, options)
