@@ -23,8 +23,9 @@
  * - Guards behind guards: the watchdog's "still held?" (it is cancelled whenever the lease stops
  *   being held), and its re-arming at a renewal and when it fires early (each covers the other);
  *   reset's "found?" (an absent object's missing body parses as no record, with no token);
- *   acquire()'s holder of a skipped attempt (acquire takes no skipIf); the tokens-exhausted check
- *   of `inspect` (right after a dated read, no other error can come from building the record).
+ *   acquire()'s holder of a skipped attempt (acquire takes no skipIf); the tokens-exhausted and
+ *   record-ahead-of-clock checks of `inspect` (right after a dated read, no other error can come
+ *   from building the record).
  * - Precision only, never safety: the clock estimate's boundaries (a zero-width interval taken
  *   for a contradiction starts over from the new answer; a round trip of exactly 5 s), the settle
  *   read's clock sample, the cap of a 409 pause at the lease's end, `>=` for `>` where equality

@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util'
-import { COMMANDS, type CommandName, isCommandName, OPTIONS, type OptionName } from './commands-spec.js'
+import {
+  COMMANDS,
+  type CommandName,
+  type CommandSpec,
+  isCommandName,
+  OPTIONS,
+  type OptionName,
+} from './commands-spec.js'
 import { UsageError } from './exit-codes.js'
 import type { StoreTarget } from './store.js'
 
@@ -11,6 +18,8 @@ export interface CommandLine {
   /** Keys to list: '' for all. */
   readonly prefix: string
   readonly token?: number
+  /** `reset`: a token from the store's clock instead of `token`. */
+  readonly backToClock: boolean
   readonly force: boolean
   readonly owner?: string
   readonly intervalMs: number
@@ -106,6 +115,13 @@ function checkOptionsOf(command: CommandName, tokens: readonly Token[]): void {
   for (const option of COMMANDS[command].required) {
     if (!seen.has(option)) throw new UsageError(`${command} needs --${option}`, command)
   }
+  const spec: CommandSpec = COMMANDS[command]
+  if (spec.oneOf) {
+    const given = spec.oneOf.filter((option) => seen.has(option))
+    const names = spec.oneOf.map((option) => `--${option}`)
+    if (given.length === 0) throw new UsageError(`${command} needs ${names.join(' or ')}`, command)
+    if (given.length > 1) throw new UsageError(`give only one of ${names.join(', ')}`, command)
+  }
 }
 
 function commandLine(command: CommandName, values: Values): CommandLine {
@@ -127,6 +143,7 @@ function commandLine(command: CommandName, values: Values): CommandLine {
     key: text('key'),
     prefix: text('prefix') ?? '',
     ...(token !== undefined && { token: plainInteger(token, command) }),
+    backToClock: values['back-to-clock'] === true,
     force: values.force === true,
     owner: text('owner'),
     intervalMs: interval === undefined ? DEFAULT_INTERVAL_MS : seconds(interval, command),

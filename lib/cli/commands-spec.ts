@@ -35,6 +35,14 @@ export const OPTIONS = {
     value: 'N',
     help: 'the token to store: a plain decimal integer above any token the lock handed out',
   },
+  'back-to-clock': {
+    type: 'boolean',
+    help:
+      "instead of --token: a token from the store's clock, even below the one the lock shows. For a " +
+      'token no acquisition can follow (record-ahead-of-clock, tokens-exhausted), which only an outside ' +
+      'write makes. Objects that fencedPut wrote with a higher token then refuse every new ' +
+      "holder's write until they are removed or rewritten",
+  },
   force: { type: 'boolean', help: '' },
   owner: {
     type: 'string',
@@ -56,6 +64,8 @@ export interface CommandSpec {
   readonly options: readonly OptionName[]
   /** Options that must be given. */
   readonly required: readonly OptionName[]
+  /** Options of which exactly one must be given. */
+  readonly oneOf?: readonly OptionName[]
   /** What `--force` does for this command, when it takes it. */
   readonly force?: string
   /** A paragraph for the command's help. */
@@ -104,15 +114,18 @@ export const COMMANDS = {
   },
   reset: {
     summary: 'replace a corrupted lock object with a released record',
-    synopsis: '--key KEY --token N [--force] [--owner NAME]',
-    options: [...STORE_OPTIONS, 'key', 'token', 'force', 'owner'],
-    required: ['key', 'token'],
-    force: 'also replace an object that may be held; never lowers the token',
+    synopsis: '--key KEY (--token N | --back-to-clock) [--force] [--owner NAME]',
+    options: [...STORE_OPTIONS, 'key', 'token', 'back-to-clock', 'force', 'owner'],
+    required: ['key'],
+    oneOf: ['token', 'back-to-clock'],
+    force: 'also replace an object that may be held; never lowers the token (--back-to-clock aside)',
     details:
       'Writes a released record carrying token N over whatever is at the key, a corrupted object ' +
-      'included. N must be above every token the lock handed out and any the object shows; the ' +
-      "store's time in milliseconds is a good choice. Refuses " +
-      '(exit 4) an object it cannot prove released or expired, unless --force.',
+      'included. N must be above every token the lock handed out and any the object shows, and at ' +
+      "most 10 s ahead of the store's clock; the store's time in milliseconds is a good choice. " +
+      "--back-to-clock takes the store's time itself and may lower the token: the way back for a " +
+      'lock whose token ran ahead of the clock. Refuses (exit 4) an object it cannot prove released ' +
+      'or expired, unless --force.',
   },
 } as const satisfies Record<string, CommandSpec>
 export type CommandName = keyof typeof COMMANDS

@@ -79,7 +79,20 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
 async function reset(context: CommandContext): Promise<ExitCode> {
   const { line, opened } = context
   const key = line.key ?? ''
-  const record = await lockAt(context, key).reset({ token: line.token ?? Number.NaN, force: line.force })
+  const lock = lockAt(context, key)
+  if (line.backToClock) {
+    const record = await lock.reset({ backToClock: true, force: line.force })
+    if (line.json) context.out(JSON.stringify({ key, backToClock: true, record }, null, 2))
+    else {
+      context.out(`reset ${opened.where(key)}: released, token ${record.token}, back to the store's clock`)
+      context.err(
+        `note: objects that fencedPut wrote with a token above ${record.token} refuse every new ` +
+          "holder's write until they are removed or rewritten",
+      )
+    }
+    return ExitCode.Ok
+  }
+  const record = await lock.reset({ token: line.token ?? Number.NaN, force: line.force })
   if (line.json) context.out(JSON.stringify({ key, record }, null, 2))
   else context.out(`reset ${opened.where(key)}: released, token ${record.token}`)
   return ExitCode.Ok

@@ -25,7 +25,8 @@ export const ExitCode = {
   NotFound: 3,
   /**
    * Nothing was written because the lock's state does not allow it: force-release of a lock
-   * that is not held, reset of a held one or with a token too low, or the lock changed meanwhile.
+   * that is not held or whose token ran ahead of the store's clock, reset of a held one or with
+   * a token too low, or the lock changed meanwhile.
    */
   Refused: 4,
   /** The object at the key is not a lock record this version reads (`reset` repairs it). */

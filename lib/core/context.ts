@@ -160,7 +160,7 @@ export class LockContext {
   }
 
   /**
-   * Waits until the store's clock has surely reached `token`, so that every later acquisition
+   * Waits until the store's clock has surely passed `token`, so that every later acquisition
    * takes a higher one (see `tokenAfter`). While it waits, it asks the store the time at the
    * moments that narrow the estimate most (`nextProbeAt`): the wait ends as soon as the estimate
    * shows the store's clock past the token, and the next acquisitions of this process wait only

@@ -30,11 +30,18 @@ export const ConflictReason = {
    * clock, so such a token would be followed by lower ones if the object were ever deleted.
    */
   TokenAheadOfClock: 'token-ahead-of-clock',
+  /**
+   * The lock's token (the record's, or a higher one this lock read before) is more than 10 s
+   * ahead of the store's clock, which only an outside write makes: following it would let a
+   * later token fall below it once the object is deleted, so the lock is not acquired (nor
+   * force-released) until `reset` with `backToClock` brings it back to the clock.
+   */
+  RecordAheadOfClock: 'record-ahead-of-clock',
   /** The record, with what is already in it, would exceed the size every reader accepts. */
   RecordTooLarge: 'record-too-large',
   /**
    * The record's token is `Number.MAX_SAFE_INTEGER`: no token above it can be written exactly,
-   * so the lock cannot be acquired (or force-released) again.
+   * so the lock cannot be acquired (nor force-released) until `reset` with `backToClock`.
    */
   TokensExhausted: 'tokens-exhausted',
 } as const

@@ -113,7 +113,10 @@ export type Acquisition =
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
 /** Why a lock that is not held still cannot be acquired. */
-export type BlockedReason = typeof ConflictReason.RecordTooLarge | typeof ConflictReason.TokensExhausted
+export type BlockedReason =
+  | typeof ConflictReason.RecordTooLarge
+  | typeof ConflictReason.TokensExhausted
+  | typeof ConflictReason.RecordAheadOfClock
 
 /** What `inspect` reports. */
 export interface LockInfo {
@@ -128,8 +131,9 @@ export interface LockInfo {
   /**
    * Set when no acquisition can take this record, held or not, however long it waits: the
    * record leaves no room for an acquisition's fields within `MAX_RECORD_BYTES` (judged for this
-   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer (use
-   * another key). Acquiring rejects `LockConflictError` with this reason and writes nothing.
+   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer or more than
+   * 10 s ahead of the store's clock (`reset` with `backToClock` repairs both). Acquiring rejects
+   * `LockConflictError` with this reason and writes nothing.
    */
   readonly blocked?: BlockedReason
   readonly etag: string
@@ -377,7 +381,10 @@ export class Lock {
     }
   }
 
-  /** The token an acquisition over `snapshot` takes. Throws `LockConflictError` (`tokens-exhausted`). */
+  /**
+   * The token an acquisition over `snapshot` takes. Throws `LockConflictError`
+   * (`tokens-exhausted`, `record-ahead-of-clock`: see `tokenAfter`) before anything is written.
+   */
   #nextToken(snapshot: Snapshot | undefined): number {
     const highest = Math.max(snapshot?.record.token ?? 0, this.#context.highestToken)
     return tokenAfter(highest, this.#context.serverTime(), this.key)
@@ -413,7 +420,11 @@ export class Lock {
         this.#context.leaseFromToken(token, this.ttlMs),
       )
     } catch (error) {
-      if (error instanceof LockConflictError && error.reason === ConflictReason.TokensExhausted) {
+      if (
+        error instanceof LockConflictError &&
+        (error.reason === ConflictReason.TokensExhausted ||
+          error.reason === ConflictReason.RecordAheadOfClock)
+      ) {
         return error.reason
       }
       throw error
@@ -425,7 +436,9 @@ export class Lock {
   /**
    * Operator action: frees a lock that a stuck or crashed run still holds, at once. The token
    * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
-   * are refused. Resolves the record written, or `null` when there is no lock object.
+   * are refused. Resolves the record written, or `null` when there is no lock object. Refuses
+   * (`LockConflictError`, nothing written) a token no acquisition could follow either:
+   * `tokens-exhausted`, `record-ahead-of-clock`.
    */
   forceRelease(): Promise<LockRecord | null> {
     return forceRelease(this.#context, this.owner)
@@ -436,7 +449,9 @@ export class Lock {
    * released record carrying `token`. Refuses (`LockConflictError`, nothing written) a token at
    * or below any the object shows, as a number or a string (`token-too-low`): lowering it would
    * let stale holders pass fences; and, unless `force`, an object it cannot prove released or
-   * expired (`not-released`): a held record, or a body that shows no past `expires_at`.
+   * expired (`not-released`): a held record, or a body that shows no past `expires_at`. With
+   * `backToClock` instead of `token`, writes a token from the store's clock, lower than the
+   * object's if need be: the repair of `record-ahead-of-clock` and `tokens-exhausted`.
    */
   reset(options: ResetOptions): Promise<LockRecord> {
     return reset(this.#context, this.owner, options)

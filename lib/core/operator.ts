@@ -8,7 +8,10 @@ import { isAheadOfClock, tokenAfter } from './token.js'
 /** Budget for store retries of an operator's call. */
 const OPERATOR_BUDGET_MS = 10_000
 
-/** Frees the lock now with a higher token, so the stuck holder is fenced off. `null` when there is no object. */
+/**
+ * Frees the lock now with a higher token, so the stuck holder is fenced off. `null` when there is
+ * no object. Throws `LockConflictError` for a token no acquisition could follow (`tokenAfter`).
+ */
 export async function forceRelease(context: LockContext, operator: string): Promise<LockRecord | null> {
   const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
   if (!snapshot) return null
@@ -38,19 +41,32 @@ export async function forceRelease(context: LockContext, operator: string): Prom
 }
 
 export interface ResetOptions {
-  /** The token to store: above every token the lock handed out and the object shows. */
-  readonly token: number
+  /**
+   * The token to store: above every token the lock handed out and the object shows, and at most
+   * 10 s ahead of the store's clock. Required unless `backToClock`.
+   */
+  readonly token?: number
+  /**
+   * Instead of `token`: store a token from the store's clock (the latest it may read now), even
+   * below the token the object shows or this lock has seen. The repair of a token no acquisition
+   * can follow (`record-ahead-of-clock`, `tokens-exhausted`), which only an outside write makes.
+   * Every token this library handed out is below it (each was handed out once the store's clock
+   * had passed it); but objects that `fencedPut` wrote with a higher token, under the outside
+   * one, refuse every new holder's write until they are removed or rewritten. @default false
+   */
+  readonly backToClock?: boolean
   /**
    * Also replace an object that may be held: a valid record not yet expired, or a body that
-   * does not show itself released or expired. Never lowers a token. @default false
+   * does not show itself released or expired. Never lowers a token (`backToClock` aside).
+   * @default false
    */
   readonly force?: boolean
 }
 
 /**
- * Replaces whatever is at the key with a released record carrying `token`. Never lowers a token
- * that the object, valid or not, shows; never replaces what it cannot prove released or
- * expired unless forced.
+ * Replaces whatever is at the key with a released record carrying `token` (or, `backToClock`,
+ * one from the store's clock). Without `backToClock`, never lowers a token that the object,
+ * valid or not, shows; never replaces what it cannot prove released or expired unless forced.
  */
 export async function reset(
   context: LockContext,
@@ -58,7 +74,49 @@ export async function reset(
   options: ResetOptions,
 ): Promise<LockRecord> {
   const { key } = context
-  const { token, force = false } = options
+  const { token: given, backToClock = false, force = false } = options
+  if (backToClock === (given !== undefined)) {
+    throw new LockOptionsError('reset takes either a token or backToClock, not both nor neither', { key })
+  }
+  if (given !== undefined) assertGivenToken(context, given)
+  const sentAt = context.clock.now()
+  const current = await context.store.read(key)
+  const receivedAt = context.clock.now()
+  context.serverClock.observe(current.serverDate, sentAt, receivedAt)
+  const server = context.serverTime(receivedAt)
+  const token = given ?? tokenAfter(0, server, key)
+  if (isAheadOfClock(token, server)) {
+    // The clock floor could not cover it: a deletion would let the next token fall below it.
+    throw refused(
+      key,
+      `reset token ${token} is ahead of the store's clock (${Math.floor(server.upper)} ms); tokens follow that clock`,
+      ConflictReason.TokenAheadOfClock,
+    )
+  }
+  if (current.status === ReadStatus.Found) {
+    // Forced, whether it has expired does not matter: no clock is needed to say so.
+    const serverLower = force ? Number.NEGATIVE_INFINITY : server.lower
+    // Back to the clock lowers the token on purpose: only whether it may be held is checked.
+    assertResettable(context, { ...current, serverLower }, backToClock ? undefined : token, force)
+  }
+  const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }
+  const body = serializeRecord(record)
+  const result =
+    current.status === ReadStatus.Found
+      ? await context.store.replace(key, body, current.etag)
+      : await context.store.create(key, body)
+  if (result.status !== WriteStatus.Written) {
+    throw refused(key, `the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
+  }
+  context.remember(record, result.etag)
+  // This lock follows the clock again, not the token it saw before.
+  if (backToClock) context.highestToken = record.token
+  return record
+}
+
+/** Throws unless `token` is one reset may write, before anything is sent. */
+function assertGivenToken(context: LockContext, token: number): void {
+  const { key } = context
   // The largest safe integer would leave the lock nothing to hand out above it.
   if (!Number.isSafeInteger(token) || token < 0 || token >= Number.MAX_SAFE_INTEGER) {
     throw new LockOptionsError(
@@ -73,53 +131,25 @@ export async function reset(
       ConflictReason.TokenTooLow,
     )
   }
-  const sentAt = context.clock.now()
-  const current = await context.store.read(key)
-  const receivedAt = context.clock.now()
-  context.serverClock.observe(current.serverDate, sentAt, receivedAt)
-  const server = context.serverTime(receivedAt)
-  if (isAheadOfClock(token, server)) {
-    // The clock floor could not cover it: a deletion would let the next token fall below it.
-    throw refused(
-      key,
-      `reset token ${token} is ahead of the store's clock (${Math.floor(server.upper)} ms); tokens follow that clock`,
-      ConflictReason.TokenAheadOfClock,
-    )
-  }
-  if (current.status === ReadStatus.Found) {
-    // Forced, whether it has expired does not matter: no clock is needed to say so.
-    const serverLower = force ? Number.NEGATIVE_INFINITY : server.lower
-    assertResettable(context, { ...current, serverLower }, token, force)
-  }
-  const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }
-  const body = serializeRecord(record)
-  const result =
-    current.status === ReadStatus.Found
-      ? await context.store.replace(key, body, current.etag)
-      : await context.store.create(key, body)
-  if (result.status !== WriteStatus.Written) {
-    throw refused(key, `the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
-  }
-  context.remember(record, result.etag)
-  return record
 }
 
 /**
  * Throws `LockConflictError` (nothing written) unless `token` is above every token the object
- * shows and the object is released or expired (or `force`). A body that is not a valid record
- * is judged by what it shows of itself: its `expires_at` if it has a numeric one, else nothing.
+ * shows (no token: not checked) and the object is released or expired (or `force`). A body that
+ * is not a valid record is judged by what it shows of itself: its `expires_at` if it has a
+ * numeric one, else nothing.
  */
 function assertResettable(
   context: LockContext,
   found: { body: string; etag: string; serverLower: number },
-  token: number,
+  token: number | undefined,
   force: boolean,
 ): void {
   const { key } = context
   const record = validRecordIn(found, key)
   // Not a valid record: exactly what reset is for, but it may still be a live lease.
   const shown = record ? { token: record.token, expiresAt: record.expires_at } : salvage(found.body)
-  if (shown.token !== undefined && !(token > shown.token)) {
+  if (token !== undefined && shown.token !== undefined && !(token > shown.token)) {
     throw refused(
       key,
       record

@@ -1,4 +1,4 @@
-import { ConflictReason, LockConflictError, LockCorruptedError } from './errors.js'
+import { LockCorruptedError } from './errors.js'
 
 /** A JSON value, as stored in `state` (checkpoints). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
@@ -90,21 +90,6 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
     if (field in record && !isValid(record[field])) throw corrupted(`"${field}" has a wrong type`)
   }
   return record as LockRecord
-}
-
-/**
- * The token an acquisition (or a forced release) writes after `token`. A token above
- * `Number.MAX_SAFE_INTEGER` would not survive a JSON round trip exactly, and every reader
- * refuses it: nothing is written then (`LockConflictError`, reason `tokens-exhausted`).
- */
-export function nextToken(token: number, key: string): number {
-  if (token >= Number.MAX_SAFE_INTEGER) {
-    throw new LockConflictError(
-      `Lock "${key}": the token is ${token}, the largest that can be stored exactly; no token can follow it. Nothing was written`,
-      { key, reason: ConflictReason.TokensExhausted },
-    )
-  }
-  return token + 1
 }
 
 /**

@@ -22,6 +22,7 @@ describe('the command line', () => {
       target: { bucket: 'b', table: undefined, partitionKey: undefined, endpoint: undefined },
       key: 'locks/a',
       prefix: '',
+      backToClock: false,
       force: false,
       owner: undefined,
       intervalMs: 2_000,
@@ -96,7 +97,28 @@ describe('the command line', () => {
     expect(usageError('inspect --bucket b --partition-key id --key k')).toMatch(/goes with --table/)
     expect(usageError('inspect --bucket b')).toBe('inspect needs --key')
     expect(usageError('force-release --table t')).toBe('force-release needs --key')
-    expect(usageError('reset --bucket b --key k')).toBe('reset needs --token')
+    expect(usageError('reset --bucket b --key k')).toBe('reset needs --token or --back-to-clock')
+  })
+
+  it('takes a reset back to the clock instead of a token, never both', () => {
+    expect(parse('reset --bucket b --key k --back-to-clock')).toMatchObject({
+      command: 'reset',
+      backToClock: true,
+      force: false,
+    })
+    expect(parse('reset --bucket b --key k --back-to-clock')).not.toHaveProperty('token')
+    expect(parse('reset --table t --key k --back-to-clock --force --json')).toMatchObject({
+      backToClock: true,
+      force: true,
+      json: true,
+    })
+    expect(usageError('reset --bucket b --key k --token 5 --back-to-clock')).toBe(
+      'give only one of --token, --back-to-clock',
+    )
+    expect(usageError('reset --bucket b --key k --back-to-clock=yes')).toBe('--back-to-clock takes no value')
+    expect(usageError('force-release --bucket b --key k --back-to-clock')).toBe(
+      'force-release does not take --back-to-clock',
+    )
   })
 
   it('takes an interval in seconds, within bounds', () => {

@@ -194,3 +194,60 @@ describe('lambda-singleton reset, on a real S3 engine', () => {
     expect((await getRaw(s3, bucket, 'locks/string-token')).body).toBe(stringToken)
   })
 })
+
+describe('a lock whose token an outside write put ahead of the store clock, on a real S3 engine', () => {
+  const key = 'locks/ahead'
+  const ahead = Date.now() + 3_600_000
+  const outside = JSON.stringify({ v: 1, token: ahead, expires_at: 0, owner: 'script' })
+  beforeAll(() => putRaw(s3, bucket, key, outside))
+
+  it('is shown blocked by inspect, and force-release refuses it (exit 4), naming the repair, writing nothing', async () => {
+    const shown = await cli('inspect', ...at(key))
+    expect(shown.out).toMatch(/^state +free, blocked \(record-ahead-of-clock\)$/m)
+    expect(JSON.parse((await cli('inspect', ...at(key), '--json')).out)).toMatchObject({
+      blocked: 'record-ahead-of-clock',
+    })
+    const refused = await cli('force-release', ...at(key), '--force')
+    expect(refused.code).toBe(ExitCode.Refused)
+    expect(refused.err).toMatch(
+      /^LockConflictError: Lock "locks\/ahead": the token \d+ is more than 10 s ahead/,
+    )
+    expect(refused.err).toMatch(/lambda-singleton reset .*--key locks\/ahead --back-to-clock/)
+    const json = await cli('force-release', ...at(key), '--force', '--json')
+    expect(JSON.parse(json.err)).toMatchObject({ error: { name: 'LockConflictError', exitCode: 4 } })
+    expect((await getRaw(s3, bucket, key)).body).toBe(outside)
+  })
+
+  it('is not lowered by a plain reset (exit 4), only by reset --back-to-clock, which says what it does', async () => {
+    const low = await cli('reset', ...at(key), '--token', String(Date.now()))
+    expect(low).toMatchObject({
+      code: ExitCode.Refused,
+      err: expect.stringMatching(/^LockConflictError: .*must be above the current token \d+/),
+    })
+    expect((await getRaw(s3, bucket, key)).body).toBe(outside)
+
+    const before = Date.now()
+    const reset = await cli('reset', ...at(key), '--back-to-clock', '--owner', 'alice')
+    expect(reset.code).toBe(ExitCode.Ok)
+    const record = await getRecord(s3, bucket, key)
+    expect(record).toEqual({ v: 1, token: record.token, expires_at: 0, owner: 'reset by alice' })
+    expect(record.token).toBeGreaterThanOrEqual(before - 1_000)
+    expect(record.token).toBeLessThan(before + 5_000)
+    expect(reset.out).toBe(
+      `reset s3://${bucket}/${key}: released, token ${record.token}, back to the store's clock`,
+    )
+    expect(reset.err).toBe(
+      `note: objects that fencedPut wrote with a token above ${record.token} refuse every new holder's ` +
+        'write until they are removed or rewritten',
+    )
+    expect((await acquire(key))?.token).toBeGreaterThan(record.token as number)
+  })
+
+  it('prints the record reset back to the clock as JSON with --json', async () => {
+    await putRaw(s3, bucket, key, outside)
+    const { code, out, err } = await cli('reset', ...at(key), '--back-to-clock', '--json')
+    expect(code).toBe(ExitCode.Ok)
+    expect(err).toBe('')
+    expect(JSON.parse(out)).toEqual({ key, backToClock: true, record: await getRecord(s3, bucket, key) })
+  })
+})

@@ -120,6 +120,13 @@ describe('help', () => {
       expect(shown.sort()).toEqual([...spec.options].sort())
     }
     expect(commandHelp('reset')).toMatch(/--force +also replace an object that may be held/)
+    expect(commandHelp('reset')).toMatch(/\(--token N \| --back-to-clock\)/)
+    expect(commandHelp('reset')).toMatch(
+      /--back-to-clock +instead of --token: a token from the store's clock, even below the one\s+the lock shows/,
+    )
+    expect(commandHelp('reset').replace(/\s+/g, ' ')).toContain(
+      "Objects that fencedPut wrote with a higher token then refuse every new holder's write until they are removed or rewritten",
+    )
     expect(commandHelp('force-release')).toMatch(/--force +also raise the token of a lock that is not held/)
   })
 

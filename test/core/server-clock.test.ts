@@ -131,11 +131,12 @@ describe('a lock on a store whose answers carry no date', () => {
     const lock = new Lock({ store, key: 'k', clock: time.localClock(), trustLocalClock: true, ttlMs: 10_000 })
     const asked = time.now
     const lease = await lock.tryAcquire()
-    // Its own clock is taken as exact: the token is its time, handed out with no wait.
+    // Its own clock is taken as exact: the token is its time, handed out once that time has
+    // passed, 1 ms later, so that a contender acquiring next takes a higher one.
     expect(lease?.token).toBe(asked)
     expect(lease?.record.run).toBe(1)
-    expect(time.now).toBe(asked)
-    expect(JSON.parse(store.peek('k') ?? '{}').expires_at * 1000).toBe(time.now + 10_000)
+    expect(time.now).toBe(asked + 1)
+    expect(JSON.parse(store.peek('k') ?? '{}').expires_at * 1000).toBe(asked + 10_000)
   })
 })
 

@@ -23,17 +23,58 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const before = time.now
     const lease = await lock('a').tryAcquire()
     expect(lease?.token).toBeGreaterThan(before)
-    // Handed out only once the store's clock has surely reached it.
-    expect(time.now).toBeGreaterThanOrEqual(lease?.token ?? Number.POSITIVE_INFINITY)
+    // Handed out only once the store's clock has surely passed it.
+    expect(time.now).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
-  it('goes one above a token ahead of the store clock, without waiting for the clock to reach it', async () => {
-    const { time, lock, put } = setup()
-    const ahead = time.now + 3_600_000 // an outside writer's; reset refuses such tokens
+  it('refuses to follow a token more than 10 s ahead of the store clock, writing nothing, and names the repair', async () => {
+    const { time, store, lock, put } = setup()
+    const ahead = time.now + 60_000 // an outside writer's; reset refuses such tokens
     put({ token: ahead })
-    const before = time.now
-    expect((await lock('a').tryAcquire())?.token).toBe(ahead + 1)
-    expect(time.now - before).toBeLessThan(1_000)
+    const before = { body: store.peek(KEY), now: time.now }
+    const refused = await lock('a')
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(LockConflictError)
+    expect(refused).toMatchObject({ reason: 'record-ahead-of-clock', key: KEY })
+    expect((refused as Error).message).toMatch(
+      /more than 10 s ahead.*Nothing was written.*lambda-singleton reset .*--key jobs\/fenced --back-to-clock/,
+    )
+    // However long it may wait: the lock is free, and no wait makes the token followable.
+    await expect(lock('b').acquire({ waitMs: 5_000 })).rejects.toMatchObject({
+      reason: 'record-ahead-of-clock',
+    })
+    expect(store.peek(KEY)).toBe(before.body)
+    expect(store.requests).toMatchObject({ create: 0, replace: 0 })
+    expect(time.now - before.now).toBeLessThan(1_000)
+  })
+
+  it('never hands out a token that a deletion would let a later acquisition undercut (an outside token 60 s ahead)', async () => {
+    const { time, store, lock, put } = setup()
+    const handedOut: number[] = []
+    const take = async (owner: string) => {
+      const lease = await lock(owner).tryAcquire()
+      if (lease) handedOut.push(lease.token)
+      return lease
+    }
+    put({ token: time.now + 60_000 })
+    // Before: followed by +1 with no wait, a token the store's clock would reach only in a minute.
+    const zombie = await take('zombie').catch((e: unknown) => e)
+    store.delete(KEY)
+    const next = await take('next')
+    expect(handedOut.at(-1)).toBe(next?.token)
+    expect(handedOut).toEqual([...handedOut].sort((a, b) => a - b))
+    expect(new Set(handedOut).size).toBe(handedOut.length)
+    expect(zombie).toMatchObject({ reason: 'record-ahead-of-clock' })
+  })
+
+  it('follows a token up to 10 s ahead of the store clock, and hands it out only once the clock has passed it', async () => {
+    const { time, lock, put } = setup()
+    const ahead = time.now + 8_000 // an operator's reset to their own clock's time
+    put({ token: ahead })
+    const lease = await lock('a').tryAcquire()
+    expect(lease?.token).toBe(ahead + 1)
+    expect(time.now).toBeGreaterThan(ahead + 1)
   })
 
   it('hands out a higher token after an outside write of a lower one over a live lease', async () => {
@@ -54,13 +95,24 @@ describe('the token floor: a lock never hands out a token at or below one handed
 
   it('recreates a deleted object above the highest token it read, though it never wrote that one', async () => {
     const { time, store, lock, put, token } = setup()
-    const ahead = time.now + 3_600_000
+    const ahead = time.now + 9_000 // ahead of the clock, within what reset accepts
     put({ token: ahead, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
     const a = lock('a')
     expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
     store.delete(KEY) // an outside delete or a restore from an old backup
     expect((await a.tryAcquire())?.token).toBe(ahead + 1)
     expect(token()).toBe(ahead + 1)
+  })
+
+  it('refuses to recreate a deleted object after reading a token far ahead of the clock, rather than undercut it', async () => {
+    const { time, store, lock, put } = setup()
+    const ahead = time.now + 3_600_000
+    put({ token: ahead, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
+    const a = lock('a')
+    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    store.delete(KEY)
+    await expect(a.tryAcquire()).rejects.toMatchObject({ reason: 'record-ahead-of-clock' })
+    expect(store.peek(KEY)).toBeUndefined()
   })
 
   it('recreates a deleted object above the token its own force-release wrote', async () => {

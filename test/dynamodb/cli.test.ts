@@ -91,6 +91,24 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500', '--force')).code).toBe(ExitCode.Ok)
     expect((await lock('locks/corrupt').tryAcquire())?.token).toBeGreaterThan(500)
   })
+
+  it('refuses to force-release an item whose token ran ahead of the clock, and resets it back to the clock', async () => {
+    const ahead = Date.now() + 3_600_000
+    const outside = JSON.stringify({ v: 1, token: ahead, expires_at: 0, owner: 'script' })
+    await putRawItem(client, tableName, { [PARTITION_KEY]: { S: 'locks/ahead' } }, outside)
+    expect(await cli('force-release', '--key', 'locks/ahead', '--force')).toMatchObject({
+      code: ExitCode.Refused,
+      err: expect.stringMatching(/LockConflictError: .*more than 10 s ahead.*--back-to-clock/),
+    })
+    expect(await tokenOf('locks/ahead')).toBe(ahead)
+    expect((await cli('reset', '--key', 'locks/ahead', '--token', String(ahead - 1))).code).toBe(
+      ExitCode.Refused,
+    )
+    const reset = await cli('reset', '--key', 'locks/ahead', '--back-to-clock')
+    expect(reset.code).toBe(ExitCode.Ok)
+    expect(await tokenOf('locks/ahead')).toBeLessThan(ahead)
+    expect((await lock('locks/ahead').tryAcquire())?.token).toBeLessThan(ahead)
+  })
 })
 
 describe('lambda-singleton list and watch on a DynamoDB table', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   isSkipResult,
   type LambdaContext,
+  LockConflictError,
   LockHeldError,
   LockLostError,
   LockOptionsError,
@@ -403,6 +404,26 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         { throwOnLost: true },
       )
       await expect(clock.run(handler({}, context()))).rejects.toBeInstanceOf(LockLostError)
+    })
+
+    it('fails an invocation whose lock no wait can free (a token far ahead of the store clock), without running the handler', async () => {
+      const { clock, wrap, context, memory, outcomes, record } = world(adapter)
+      const outside = { v: 1, token: clock.now() + 60_000, expires_at: 0, owner: 'script' }
+      memory.putRaw(KEY, JSON.stringify(outside))
+      let ran = false
+      const handler = wrap(
+        async () => {
+          ran = true
+        },
+        { waitMs: 5_000 },
+      )
+      const error = await clock.run(handler(tick('2026-11-21T03:00:00Z'), context())).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockConflictError)
+      expect(error).toMatchObject({ reason: 'record-ahead-of-clock', key: KEY })
+      expect((error as Error).message).toMatch(/--back-to-clock/)
+      expect(ran).toBe(false)
+      expect(outcomes).toEqual([{ outcome: 'error', key: KEY, tick: '2026-11-21T03:00:00Z', error }])
+      expect(record()).toEqual(outside)
     })
 
     it('locks per tenant with a key function, under the key prefix', async () => {

@@ -98,6 +98,24 @@ describe('outcomes and log lines', () => {
     expect(lines[0]).toMatchObject({ level: 'error', fields: { error: new Error('socket hang up') } })
   })
 
+  it('a lock whose token ran ahead of the store clock is an error, with the typed refusal, at error level', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.memory.putRaw(
+      KEY,
+      JSON.stringify({ v: 1, token: clock.now() + 60_000, expires_at: 0, owner: 'script' }),
+    )
+    const refusal = expect.objectContaining({ name: 'LockConflictError', reason: 'record-ahead-of-clock' })
+    await expect(clock.run(wrap(async () => 'ok')({}, context()))).rejects.toEqual(refusal)
+    expect(outcomes).toEqual([{ outcome: 'error', key: KEY, error: refusal }])
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        message: 'lock could not be acquired',
+        fields: expect.objectContaining({ error: refusal }),
+      },
+    ])
+  })
+
   it('a failed heartbeat is a warning and an error outcome with the failure; the run goes on', async () => {
     const { clock, store, wrap, context, outcomes, lines } = world()
     store.script('replace', 'fatal')

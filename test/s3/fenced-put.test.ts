@@ -1,7 +1,7 @@
 import { type AddressInfo, createServer, type Socket } from 'node:net'
-import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { LockOptionsError } from '../../lib/index.js'
+import { Lease, LockOptionsError } from '../../lib/index.js'
 import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { freshBucket, getRaw, putRaw, testS3Client } from '../support/s3.js'
@@ -176,5 +176,24 @@ describe('fencedPut after an outside write turned the lock back', () => {
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(FencedWriteRejectedError)
     expect((await getRaw(s3, bucket, 'out/turned-back.json')).body).toBe('new')
+  })
+
+  it('keeps the new holder’s output after a token put 60 s ahead of the clock and a deletion: the zombie never got the lock', async () => {
+    const lockKey = 'locks/ahead'
+    const out = 'out/ahead.json'
+    const ahead = { v: 1, token: Date.now() + 60_000, expires_at: 0, owner: 'script' }
+    await putRaw(s3, bucket, lockKey, JSON.stringify(ahead))
+    // Before: it followed the outside token by +1 at once, a minute above the store's clock.
+    const zombie = await new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 })
+      .tryAcquire()
+      .catch((e: unknown) => e)
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: lockKey }))
+    const successor = await new S3Lock({ s3, bucket, key: lockKey }).tryAcquire()
+    await fencedPut({ s3, bucket, key: out, body: 'new', token: successor?.token ?? -1 })
+    if (zombie instanceof Lease) {
+      await fencedPut({ s3, bucket, key: out, body: 'stale', token: zombie.token }).catch(() => undefined)
+    }
+    expect((await getRaw(s3, bucket, out)).body).toBe('new')
+    expect(zombie).toMatchObject({ name: 'LockConflictError', reason: 'record-ahead-of-clock' })
   })
 })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Lease, Lock } from '../../lib/index.js'
+import { type Lease, Lock, LockConflictError } from '../../lib/index.js'
 import type { ContractTarget } from './contract.js'
 
 let keys = 0
@@ -74,6 +74,54 @@ export function describeTokenAttacks(
       }
       expect(tokens).toEqual([...tokens].sort((a, b) => a - b))
       expect(new Set(tokens).size).toBe(tokens.length)
+    })
+
+    it('refuses to follow a token an outside writer put 60 s ahead of the store clock, so a deletion cannot undercut it', async () => {
+      const key = freshKey('ahead')
+      const first = await acquire(key, 'first')
+      await first.release()
+      const handedOut = [first.token]
+      const outside = { v: 1, token: first.token + 60_000, expires_at: 0, owner: 'script' }
+      await target.putRaw(key, JSON.stringify(outside))
+      // Before: the zombie was handed outside.token + 1 at once, and after the deletion the next
+      // process a clock token a minute below it, so the zombie's fenced writes beat the next's.
+      const zombie = await freshProcess(key, 'zombie')
+        .tryAcquire()
+        .then(
+          (lease) => {
+            if (lease) handedOut.push(lease.token)
+            return lease
+          },
+          (error: unknown) => error,
+        )
+      const left = await target.store().read(key)
+      await target.deleteRaw(key)
+      const next = await acquire(key, 'next')
+      for (const token of handedOut) expect(next.token).toBeGreaterThan(token)
+      expect(zombie).toBeInstanceOf(LockConflictError)
+      expect(zombie).toMatchObject({ reason: 'record-ahead-of-clock', key })
+      expect((zombie as Error).message).toMatch(/lambda-singleton reset .*--back-to-clock/)
+      // Nothing was written: the outside record was there as put until the deletion.
+      expect(left.status === 'found' && JSON.parse(left.body)).toEqual(outside)
+    })
+
+    it('is repaired by a reset back to the clock, which a plain reset refuses to do', async () => {
+      const key = freshKey('back-to-clock')
+      const first = await acquire(key, 'first')
+      await first.release()
+      const ahead = first.token + 3_600_000
+      await target.putRaw(key, JSON.stringify({ v: 1, token: ahead, expires_at: 0, owner: 'script' }))
+      const operator = freshProcess(key, 'operator')
+      expect(await operator.inspect()).toMatchObject({ token: ahead, blocked: 'record-ahead-of-clock' })
+      await expect(operator.reset({ token: first.token + 1 })).rejects.toMatchObject({
+        reason: 'token-too-low',
+      })
+      const reset = await operator.reset({ backToClock: true })
+      expect(reset.token).toBeGreaterThan(first.token)
+      expect(reset.token).toBeLessThan(ahead)
+      const next = await acquire(key, 'next')
+      expect(next.token).toBeGreaterThan(reset.token)
+      expect(next.token).toBeLessThan(ahead)
     })
 
     it('counts runs in the record, one more per acquisition, while tokens rise by more', async () => {
