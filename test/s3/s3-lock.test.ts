@@ -1,5 +1,6 @@
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROBES_PER_TICK } from '../../lib/core/clock-probe.js'
 import { LockCorruptedError, LockLostError, LockTimeoutError, LostReason } from '../../lib/index.js'
 import { S3Lock, type S3LockOptions, S3LockStore } from '../../lib/s3/index.js'
 import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
@@ -58,13 +59,15 @@ describe('S3Lock on a real S3 engine', () => {
     }
   })
 
-  it('costs GET + PUT for a cold acquire, one PUT for a warm re-acquire, one PUT for a release', async () => {
+  it('costs GET + PUT for a cold acquire (and clock probes while it waits for its token), one PUT for a warm re-acquire, one PUT for a release', async () => {
     const key = freshKey('requests')
     const counting = testS3Client()
     const requests = countRequests(counting)
     const lock = new S3Lock({ s3: counting, bucket, key })
     const cold = await lock.tryAcquire()
-    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
+    expect(requests.protocol()).toEqual({ GetObject: 1, PutObject: 1 })
+    // Probes are spread a fortieth of the estimate's width apart: a second's width at most.
+    expect(requests.clockProbes()).toBeLessThanOrEqual(PROBES_PER_TICK + 1)
     requests.reset()
     await cold?.release()
     expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
@@ -72,7 +75,7 @@ describe('S3Lock on a real S3 engine', () => {
     const warm = await lock.tryAcquire()
     expect(warm?.token).toBeGreaterThan(cold?.token ?? Number.POSITIVE_INFINITY)
     expect(warm?.record.run).toBe(2)
-    expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
+    expect(requests.protocol()).toEqual({ PutObject: 1 })
     await warm?.release()
     counting.destroy()
   })

@@ -300,6 +300,23 @@ export function describeLockStoreContract(
           )
         }
       })
+
+      it('answers a clock probe with its date, of a key that exists or not, and changes nothing', async () => {
+        if (!store.probeDate) return // optional: a lock then probes with a read
+        const key = freshKey('probe')
+        const before = Date.now()
+        expect(await store.probeDate(key)).toBeTypeOf('number')
+        await store.create(key, record())
+        const written = await found(key)
+        const date = await store.probeDate(key)
+        expect(Math.abs((date ?? 0) - before)).toBeLessThan(
+          SERVER_DATE_TOLERANCE_MS + store.clockResolutionMs,
+        )
+        expect((date ?? 1) % store.clockResolutionMs).toBe(0) // no finer than its resolution
+        const after = await found(key)
+        expect(after.etag).toBe(written.etag)
+        expect(after.body).toBe(written.body)
+      })
     })
 
     describe('faults', () => {

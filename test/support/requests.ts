@@ -13,6 +13,13 @@ export interface RequestCount {
    * to settle it and a retry.
    */
   failures(): number
+  /**
+   * Clock probes a lock sent while it waited for its token (see lib/core/clock-probe.ts): S3
+   * HEADs, DynamoDB GetItems of the key alone. Not the protocol's requests, and counted apart.
+   */
+  clockProbes(): number
+  /** Requests by operation, clock probes left out: what the protocol itself sent. */
+  protocol(): Record<string, number>
   reset(): void
 }
 
@@ -20,11 +27,14 @@ export interface RequestCount {
 export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
   const byOperation = new Map<string, number>()
   let failures = 0
+  let probes = 0
   // The two clients' stacks differ only in their type parameters.
   ;(client.middlewareStack as S3Client['middlewareStack']).add(
     (next, context) => async (args) => {
       const name = String(context.commandName ?? 'unknown').replace(/Command$/, '')
       byOperation.set(name, (byOperation.get(name) ?? 0) + 1)
+      const input = args.input as { ProjectionExpression?: string }
+      if (name === 'HeadObject' || (name === 'GetItem' && input.ProjectionExpression)) probes++
       try {
         return await next(args)
       } catch (error) {
@@ -43,9 +53,18 @@ export function countRequests(client: S3Client | DynamoDBClient): RequestCount {
     total: () => sum([...byOperation.keys()]),
     writes: () => sum([...byOperation.keys()].filter((name) => /^(Put|Update|Delete)/.test(name))),
     failures: () => failures,
+    clockProbes: () => probes,
+    protocol: () => {
+      const sent = Object.fromEntries(byOperation)
+      delete sent.HeadObject
+      if (sent.GetItem !== undefined) sent.GetItem -= probes
+      if (sent.GetItem === 0) delete sent.GetItem
+      return sent
+    },
     reset: () => {
       byOperation.clear()
       failures = 0
+      probes = 0
     },
   }
 }
