@@ -5,6 +5,11 @@ import type { ServerClock } from './server-clock.js'
  * which it may turn, so the estimate narrows to that spacing plus a round trip.
  */
 export const PROBES_PER_TICK = 40
+/**
+ * Probes spent on one turn while a lease is held: the estimate is narrow already then (it only
+ * loosened by the drift allowed since), and these probes are paid for every run they serve.
+ */
+export const BACKGROUND_PROBES_PER_TICK = 8
 /** An estimate narrower than this many round trips is as sharp as probes can make it. */
 const SHARP_ROUND_TRIPS = 3
 /** ...or narrower than this (ms), whatever the round trip: a few ms of wait are not worth requests. */
@@ -25,7 +30,12 @@ const SHARP_MS = 8
  * an answer that still shows the old second moves the window's start past its sending, and the
  * first that shows the new one closes it. Locks sharing the estimate share one pace.
  */
-export function nextProbeAt(clock: ServerClock, now: number, until: number): number | undefined {
+export function nextProbeAt(
+  clock: ServerClock,
+  now: number,
+  until: number,
+  probesPerTick = PROBES_PER_TICK,
+): number | undefined {
   const time = clock.at(now)
   const window = clock.nextTick(now)
   if (!time || !window) return undefined
@@ -34,8 +44,7 @@ export function nextProbeAt(clock: ServerClock, now: number, until: number): num
   if (width <= Math.max(SHARP_ROUND_TRIPS * roundTrip, SHARP_MS)) return undefined
   const pace = clock.probePace
   // The spacing is set once per tick: recomputed from the shrinking window, it would shrink too.
-  const spacing =
-    pace.tick === window.tick ? pace.spacingMs : Math.ceil(Math.max(roundTrip, width / PROBES_PER_TICK, 1))
+  const spacing = pace.tick === window.tick ? pace.spacingMs : spacingOf(width, roundTrip, probesPerTick)
   const at = Math.max(now, window.from + spacing, pace.lastAt + spacing)
   // Sent this late, its answer comes back after the turn is surely past: it would say nothing new.
   if (at + roundTrip >= window.to || at >= until) return undefined
@@ -43,7 +52,7 @@ export function nextProbeAt(clock: ServerClock, now: number, until: number): num
 }
 
 /** Notes a probe sent at local time `at` for the tick `nextProbeAt` planned it for. */
-export function probeSent(clock: ServerClock, at: number): void {
+export function probeSent(clock: ServerClock, at: number, probesPerTick = PROBES_PER_TICK): void {
   const window = clock.nextTick(at)
   if (!window) return
   const pace = clock.probePace
@@ -51,7 +60,12 @@ export function probeSent(clock: ServerClock, at: number): void {
     const time = clock.at(at)
     const width = time ? time.upper - time.lower : 0
     pace.tick = window.tick
-    pace.spacingMs = Math.ceil(Math.max(clock.roundTripMs ?? 0, width / PROBES_PER_TICK, 1))
+    pace.spacingMs = spacingOf(width, clock.roundTripMs ?? 0, probesPerTick)
   }
   pace.lastAt = at
+}
+
+/** Probes one round trip apart at least: closer, they would overlap and tell no more. */
+function spacingOf(width: number, roundTrip: number, probesPerTick: number): number {
+  return Math.ceil(Math.max(roundTrip, width / probesPerTick, 1))
 }

@@ -1,6 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
-import { nextProbeAt, probeSent } from './clock-probe.js'
+import { BACKGROUND_PROBES_PER_TICK, nextProbeAt, probeSent } from './clock-probe.js'
 import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
@@ -13,6 +13,9 @@ import {
   WriteStatus,
 } from './store.js'
 import { tokenWaitMs } from './token.js'
+
+/** A probe sent while a lease is held waits this long for its answer at most: a later one says little. */
+const BACKGROUND_PROBE_TIMEOUT_MS = 1_000
 
 /** A settle read that failed: whether the write landed is not known. */
 const UNKNOWN = Symbol('unknown')
@@ -180,12 +183,38 @@ export class LockContext {
   }
 
   /**
+   * Keeps the estimate narrow while a lease is held (until local time `until`, or until the
+   * returned function is called): when a turn of the store's second falls within the lease and
+   * the estimate has loosened since it was narrowed, a few probes find the turn again. The work
+   * runs anyway, so they cost requests, not time; a job at a cron's fixed phase that lasts a
+   * second or more keeps its estimate as narrow as its first run made it.
+   */
+  narrowWhileHeld(until: number): () => void {
+    let stopped = false
+    let cancel = (): void => {}
+    const plan = (): void => {
+      const now = this.clock.now()
+      const at = stopped ? undefined : nextProbeAt(this.serverClock, now, until, BACKGROUND_PROBES_PER_TICK)
+      if (at === undefined) return
+      cancel = this.clock.schedule(at - now, () => {
+        const giveUpAt = Math.min(until, this.clock.now() + BACKGROUND_PROBE_TIMEOUT_MS)
+        if (!stopped) void this.#probe(giveUpAt, BACKGROUND_PROBES_PER_TICK).then(plan)
+      })
+    }
+    plan()
+    return () => {
+      stopped = true
+      cancel()
+    }
+  }
+
+  /**
    * Asks the store the time, to narrow the estimate; given up at local time `until` (when the
    * wait it serves would be over anyway). Never fails: the wait ends by the clock without it.
    */
-  async #probe(until: number): Promise<void> {
+  async #probe(until: number, probesPerTick?: number): Promise<void> {
     const sentAt = this.clock.now()
-    probeSent(this.serverClock, sentAt)
+    probeSent(this.serverClock, sentAt, probesPerTick)
     const giveUp = new AbortController()
     const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
     try {

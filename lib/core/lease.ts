@@ -302,15 +302,23 @@ export class Lease {
     return error
   }
 
-  /** Declares the lease lost when its local end passes with no successful renewal since. */
+  /**
+   * Declares the lease lost when its local end passes with no successful renewal since; until
+   * then, keeps the estimate of the store's clock narrow for the next runs (`narrowWhileHeld`).
+   */
   #armWatchdog(): void {
     this.#cancelWatchdog()
-    this.#cancelWatchdog = this.context.clock.schedule(this.remainingMs, () => {
+    const cancelTimer = this.context.clock.schedule(this.remainingMs, () => {
       if (this.#status !== LeaseStatus.Held) return
       // Timers may fire a fraction of a millisecond early: the lease is over only at its end.
       if (this.remainingMs > 0) return this.#armWatchdog()
       this.#lose(LostReason.Expired, 'it expired before it was renewed')
     })
+    const stopNarrowing = this.context.narrowWhileHeld(this.#deadline)
+    this.#cancelWatchdog = () => {
+      cancelTimer()
+      stopNarrowing()
+    }
   }
 
   #assertHeld(): void {

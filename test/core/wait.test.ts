@@ -21,6 +21,8 @@ class HangingStore implements LockStore {
   hanging = false
   /** Calls that hung, and whether each was aborted. */
   readonly hung: { aborted: boolean }[] = []
+  /** Clock probes that hung (a holder's, sent while it holds its lease), apart from the calls. */
+  readonly hungProbes: { aborted: boolean }[] = []
 
   read(key: string, options?: StoreCallOptions): Promise<ReadResult> {
     return this.#maybeHang(options, () => this.inner.read(key, options))
@@ -32,10 +34,18 @@ class HangingStore implements LockStore {
     return this.#maybeHang(options, () => this.inner.replace(key, body, etag, options))
   }
 
-  #maybeHang<T>(options: StoreCallOptions | undefined, answer: () => Promise<T>): Promise<T> {
+  async probeDate(key: string, options?: StoreCallOptions): Promise<number | undefined> {
+    return (await this.#maybeHang(options, () => this.inner.read(key, options), this.hungProbes)).serverDate
+  }
+
+  #maybeHang<T>(
+    options: StoreCallOptions | undefined,
+    answer: () => Promise<T>,
+    hung = this.hung,
+  ): Promise<T> {
     if (!this.hanging) return answer()
     const call = { aborted: false }
-    this.hung.push(call)
+    hung.push(call)
     return new Promise<T>((_, reject) => {
       options?.signal?.addEventListener('abort', () => {
         call.aborted = true
