@@ -91,6 +91,7 @@ const roundTripMs = new Map<Engine, number>([
   ['S3', (s3Target_ && stores.roundTrip.on.get(s3Target_)?.medianMs) ?? Number.NaN],
   ['DynamoDB', (dynamodbTarget_ && stores.roundTrip.on.get(dynamodbTarget_)?.medianMs) ?? Number.NaN],
 ])
+const jobRowsStartedAt = performance.now()
 const jobRows = await measureJobRuns(peerIds, setup, {
   phaseRounds: PHASE_ROUNDS,
   periodMs: PHASE_PERIOD_MS,
@@ -99,8 +100,12 @@ const jobRows = await measureJobRuns(peerIds, setup, {
 })
 console.log('\nThe peers, side by side')
 reportPeers({ contenders, rows, roundTripMs, takeovers: peerTakeovers, ttlMs: TAKEOVER_TTL_MS })
-console.log(`\nA ${JOB_MS} ms job, run after run (load average ${loadavg()[0]?.toFixed(2)} at the end)`)
+const jobRowsSeconds = ((performance.now() - jobRowsStartedAt) / 1_000).toFixed(0)
+console.log(
+  `\nA ${JOB_MS} ms job, run after run (${jobRowsSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)`,
+)
 reportJobRuns(contenders, jobRows)
+console.log(`\n${(performance.now() / 1_000).toFixed(0)} s in all, the engines' start-up not counted`)
 
 closeContainers()
 for (const target of targets) target.close()
