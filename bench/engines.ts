@@ -29,11 +29,16 @@ export interface DynamoDBEngine {
 }
 
 export async function s3Engine(endpoint: string): Promise<S3Engine> {
-  const client = () => new S3Client({ endpoint, region, forcePathStyle: true, maxAttempts: 1 })
-  const bucket = `lambda-singleton-bench-${randomUUID().slice(0, 8)}`
-  const admin = client()
-  await admin.send(new CreateBucketCommand({ Bucket: bucket }))
+  const engine = s3EngineOn(endpoint, `lambda-singleton-bench-${randomUUID().slice(0, 8)}`)
+  const admin = engine.client()
+  await admin.send(new CreateBucketCommand({ Bucket: engine.bucket }))
   admin.destroy()
+  return engine
+}
+
+/** The engine with a bucket made already (by `s3Engine`, in another process). */
+export function s3EngineOn(endpoint: string, bucket: string): S3Engine {
+  const client = () => new S3Client({ endpoint, region, forcePathStyle: true, maxAttempts: 1 })
   return { endpoint, bucket, client }
 }
 

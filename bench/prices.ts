@@ -7,13 +7,23 @@
 /**
  * S3 Standard: PUT, COPY, POST and LIST $0.005 per 1,000 requests; GET and others $0.0004 per
  * 1,000; DELETE free. A refused conditional write (412) is a request like any other.
+ * `HeadBucket` and `ListObjectsV2` are here for requests a lock might send besides its
+ * protocol's (to learn the store's clock, say).
  */
-export const S3_PRICES = { PutObject: 5, GetObject: 0.4, HeadObject: 0.4, DeleteObject: 0 } as const
+export const S3_PRICES = {
+  PutObject: 5,
+  GetObject: 0.4,
+  HeadObject: 0.4,
+  DeleteObject: 0,
+  HeadBucket: 0.4,
+  ListObjectsV2: 5,
+} as const
 
 /**
  * DynamoDB on demand: $0.625 per million write request units, $0.125 per million read request
  * units. Every item here is under 1 KB (one write unit per write) and is read strongly
- * consistent (one read unit per 4 KB); a conditional write whose condition fails still
+ * consistent (one read unit per 4 KB; an eventually consistent read costs half, which this
+ * list, by operation, does not tell apart); a conditional write whose condition fails still
  * consumes its write unit.
  */
 export const DYNAMODB_PRICES = {
@@ -21,6 +31,8 @@ export const DYNAMODB_PRICES = {
   UpdateItem: 0.625,
   DeleteItem: 0.625,
   GetItem: 0.125,
+  /** Control-plane requests are not billed. */
+  DescribeTable: 0,
 } as const
 
 /** What `counts` (requests by operation) cost at `prices`, in US dollars per million repetitions. */

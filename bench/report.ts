@@ -1,10 +1,13 @@
 /**
  * Prints what the benchmark measured: the lock's operations on each store, then the peers side
- * by side, then the peer comparison again as a Markdown table (the README's figures).
+ * by side, then the peer comparison again as a Markdown table (the README's figures), then a
+ * 50 ms job run after run (warm at a fixed phase, back to back, in new processes), the same way.
  */
-import type { Measured } from './measure.js'
+import { type Measured, median, total } from './measure.js'
 import type { PeerRow, TakeoverTimes } from './peers/compare.js'
 import type { Contender, Engine } from './peers/contender.js'
+import type { JobRun } from './peers/job.js'
+import type { JobRow, ProcessRun } from './peers/job-runs.js'
 import { costPerMillion } from './prices.js'
 import type { StoreResults } from './stores.js'
 import type { TakeoverResult } from './takeover.js'
@@ -161,6 +164,162 @@ export function markdownTable(report: PeerReport): string {
           ? `${seconds(t.medianMs)} s (${seconds(t.afterMs[0] ?? Number.NaN)}–${seconds(t.afterMs.at(-1) ?? Number.NaN)})`
           : '–'
       }),
+    ]),
+  )
+  return out.join('\n')
+}
+
+/** Runs 1 to EARLY_RUNS of a container are its first ones: the clock estimate starts empty. */
+const EARLY_RUNS = 3
+
+interface JobStats {
+  readonly runs: number
+  readonly medianMs: number
+  readonly minMs: number
+  readonly maxMs: number
+  /** Median of the first EARLY_RUNS runs, and of the later ones. */
+  readonly earlyMs: number
+  readonly laterMs: number
+  /** Mean requests per run, and of them beyond the protocol (undefined: not told apart). */
+  readonly requests: number
+  readonly extra: number | undefined
+  /** Requests of the run with the median count, and its extra ones. */
+  readonly typical: string
+  /** Mean cost per million runs, extra requests included. */
+  readonly dollars: number
+  readonly phases: readonly number[]
+  readonly loadMs: number | undefined
+  readonly clientMs: number | undefined
+}
+
+const mean = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length
+
+function jobStats(c: Contender, runs: readonly (JobRun | ProcessRun)[]): JobStats {
+  const added = runs.map((r) => r.addedMs)
+  const byRequests = [...runs].sort((a, b) => total(a.operations) - total(b.operations))
+  const middle = byRequests[Math.floor(byRequests.length / 2)]
+  const extraOf = (r: JobRun | undefined) => (r?.extra?.size ? ` (extra: ${opsOf(r.extra)})` : '')
+  const optional = (values: (number | undefined)[]) =>
+    values.every((v) => v !== undefined) ? median(values as number[]) : undefined
+  return {
+    runs: runs.length,
+    medianMs: median(added),
+    minMs: Math.min(...added),
+    maxMs: Math.max(...added),
+    earlyMs: median(added.slice(0, EARLY_RUNS)),
+    laterMs: median(added.slice(EARLY_RUNS)),
+    requests: mean(runs.map((r) => total(r.operations))),
+    extra: runs.every((r) => r.extra) ? mean(runs.map((r) => total(r.extra ?? new Map()))) : undefined,
+    typical: `${opsOf(middle?.operations ?? new Map())}${extraOf(middle)}`,
+    dollars: mean(runs.map((r) => costPerMillion(c.pricePerMillion, r.operations, c.name))),
+    phases: runs.map((r) => r.phaseMs),
+    loadMs: optional(runs.map((r) => ('loadMs' in r ? r.loadMs : undefined))),
+    clientMs: optional(runs.map((r) => ('clientMs' in r ? r.clientMs : undefined))),
+  }
+}
+
+const opsOf = (operations: ReadonlyMap<string, number>) =>
+  [...operations].map(([op, n]) => `${n} ${op}`).join(' + ') || 'none'
+const phaseRange = (phases: readonly number[]) => {
+  const [low, high] = [Math.min(...phases), Math.max(...phases)].map((p) => `.${String(p).padStart(3, '0')}`)
+  return low === high ? `${low}` : `${low}–${high}`
+}
+
+/**
+ * The 50 ms job rows: time added to each invocation (median, max, first runs against later
+ * ones; for new processes the spread), requests per run with lambda-singleton's extra ones,
+ * cost per million runs, extra requests priced.
+ */
+export function reportJobRuns(contenders: readonly Contender[], rows: readonly JobRow[]): void {
+  const width = Math.max(...contenders.map((c) => c.name.length)) + 2
+  const num = (value: number | undefined, digits = 2) => (value === undefined ? '–' : value.toFixed(digits))
+  for (const row of rows) {
+    const first = row.on.values().next().value
+    const newProcess = first?.[0] !== undefined && 'loadMs' in first[0]
+    console.log(`\n${row.label} (${first?.length ?? 0} runs each)`)
+    console.log(`  ${row.how}`)
+    console.log(
+      `  ms added to each invocation (its wall time minus the handler's); req and extra: mean per run`,
+    )
+    const spread = newProcess
+      ? `${'min'.padStart(8)} ${'max'.padStart(8)} ${'load'.padStart(6)} ${'client'.padStart(6)}`
+      : `${'max'.padStart(8)} ${`runs 1–${EARLY_RUNS}`.padStart(8)} ${`${EARLY_RUNS + 1}+`.padStart(8)}`
+    console.log(
+      `  ${''.padEnd(width)}${'median'.padStart(9)} ${spread} ${'req'.padStart(5)} ${'extra'.padStart(5)} ` +
+        `${'$/M'.padStart(6)}  requests (median run) / phases`,
+    )
+    for (const c of contenders) {
+      const runs = row.on.get(c)
+      if (!runs?.length) continue
+      const s = jobStats(c, runs)
+      const columns = newProcess
+        ? [ms(s.minMs), ms(s.maxMs)].map((v) => v.padStart(8)).join(' ') +
+          ` ${num(s.loadMs, 0).padStart(6)} ${num(s.clientMs, 1).padStart(6)}`
+        : [s.maxMs, s.earlyMs, s.laterMs].map((v) => ms(v).padStart(8)).join(' ')
+      console.log(
+        `  ${c.name.padEnd(width)}${ms(s.medianMs).padStart(9)} ${columns} ${num(s.requests).padStart(5)} ` +
+          `${num(s.extra).padStart(5)} ${s.dollars.toFixed(2).padStart(6)}  ${s.typical} / ${phaseRange(s.phases)}`,
+      )
+    }
+  }
+  console.log(`\n${jobRunsMarkdown(contenders, rows)}`)
+}
+
+/** The same as a Markdown table, one column per peer. */
+export function jobRunsMarkdown(contenders: readonly Contender[], rows: readonly JobRow[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`
+  const statsOf = (row: JobRow | undefined, c: Contender) => {
+    const runs = row?.on.get(c)
+    return runs?.length ? jobStats(c, runs) : undefined
+  }
+  const cells = (row: JobRow | undefined, what: (s: JobStats) => string) =>
+    contenders.map((c) => {
+      const s = statsOf(row, c)
+      return s ? what(s) : '–'
+    })
+  const r = (value: number) => value.toFixed(0)
+  const requests = (s: JobStats) =>
+    `${s.requests.toFixed(1)}${s.extra !== undefined ? ` (${s.extra.toFixed(1)} extra)` : ''}`
+  const out = [
+    line(['a 50 ms job: time added per run, requests', ...contenders.map((c) => c.name)]),
+    line(['---', ...contenders.map(() => '---')]),
+  ]
+  for (const row of rows) {
+    const first = row.on.values().next().value
+    if (first?.[0] !== undefined && 'loadMs' in first[0]) {
+      out.push(
+        line([
+          `${row.short}: median (range), ${first.length} processes`,
+          ...cells(row, (s) => `${r(s.medianMs)} ms (${r(s.minMs)}–${r(s.maxMs)})`),
+        ]),
+      )
+    } else {
+      out.push(
+        line([
+          `${row.short}, ${first?.length ?? 0} runs: median, max; runs 1–${EARLY_RUNS} / ${EARLY_RUNS + 1}+ (median)`,
+          ...cells(row, (s) => `${r(s.medianMs)} ms, ${r(s.maxMs)}; ${r(s.earlyMs)} / ${r(s.laterMs)}`),
+        ]),
+      )
+    }
+  }
+  out.push(
+    line([
+      `requests per run (mean): ${rows.map((row) => row.short).join(' / ')}`,
+      ...contenders.map((c) =>
+        rows
+          .map((row) => statsOf(row, c))
+          .map((s) => (s ? requests(s) : '–'))
+          .join(' / '),
+      ),
+    ]),
+    line([
+      `cost per million runs, extra requests included: ${rows.map((row) => row.short).join(' / ')}`,
+      ...contenders.map((c) =>
+        rows
+          .map((row) => statsOf(row, c))
+          .map((s) => (s ? `$${s.dollars.toFixed(2)}` : '–'))
+          .join(' / '),
+      ),
     ]),
   )
   return out.join('\n')

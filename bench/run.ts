@@ -7,19 +7,24 @@
  * 2. the peers side by side, each through the same invocations: lambda-singleton on both
  *    stores, a naive GET + PUT If-Match lock on S3, dynamodb-lock-client and Powertools
  *    idempotency on DynamoDB. Requests per run, round trips, what a second delivery or the
- *    next tick gets while a run holds the lock, takeover after a crash, cost per million runs.
+ *    next tick gets while a run holds the lock, takeover after a crash, cost per million runs;
+ *    then a 50 ms job run after run: in a warm container at a fixed phase of the second (as a
+ *    cron's invocations arrive), back to back, and in a new process per run (peers/job-runs.ts).
+ *    BENCH_PHASE_ROUNDS, BENCH_BURST_ROUNDS and BENCH_PROCESSES size those rows.
  *
  * Request counts are exact and do not depend on the machine; times do.
  */
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dynamodbEngine, s3Engine } from './engines.js'
+import { makePeer, PEER_IDS, type PeerId, type PeerSetup } from './peers/all.js'
 import { closeContainers, comparePeers, measureCrashTakeover, type TakeoverTimes } from './peers/compare.js'
 import type { Contender, Engine } from './peers/contender.js'
-import { LOCK_CLIENT_PARTITION_KEY, lockClient } from './peers/lock-client.js'
-import { naiveS3Lock } from './peers/naive-s3.js'
-import { POWERTOOLS_PARTITION_KEY, powertoolsIdempotency } from './peers/powertools.js'
-import { singletonOnDynamoDB, singletonOnS3 } from './peers/singleton.js'
-import { reportPeers, reportStores } from './report.js'
+import { JOB_MS } from './peers/job.js'
+import { measureJobRuns } from './peers/job-runs.js'
+import { LOCK_CLIENT_PARTITION_KEY } from './peers/lock-client.js'
+import { POWERTOOLS_PARTITION_KEY } from './peers/powertools.js'
+import { SINGLETON_PARTITION_KEY } from './peers/singleton.js'
+import { reportJobRuns, reportPeers, reportStores } from './report.js'
 import { measureStores } from './stores.js'
 import { measureTakeover, TAKEOVER_MARGIN_MS, TAKEOVER_TTL_MS } from './takeover.js'
 import { dynamodbTarget, s3Target } from './targets.js'
@@ -35,15 +40,25 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30)
 /** Rounds of the rows where a run holds the lock: dynamodb-lock-client waits a lease in each. */
 const HELD_ROUNDS = Number(process.env.BENCH_HELD_ROUNDS ?? 6)
 const PEER_TAKEOVER_TRIALS = 10
+/** Rounds of the 50 ms job invoked at a fixed phase of the second, and the rounds' period. */
+const PHASE_ROUNDS = Number(process.env.BENCH_PHASE_ROUNDS ?? 12)
+const PHASE_PERIOD_MS = 2_000
+/** Rounds of the 50 ms job invoked back to back, and new processes per peer. */
+const BURST_ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? 12)
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 8)
 
 const s3 = await s3Engine(s3Endpoint)
 const dynamodb = dynamodbEngine(dynamodbEndpoint)
-const lockTable = await dynamodb.createTable('locks', 'pk')
+const lockTable = await dynamodb.createTable('locks', SINGLETON_PARTITION_KEY)
 
 console.log(`lambda-singleton benchmark, ${new Date().toISOString()}`)
 console.log(`  machine:  ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node.js ${process.version}`)
 console.log(`  S3:       ${s3Endpoint}\n  DynamoDB: ${dynamodbEndpoint}`)
 console.log(`  ${ROUNDS} rounds per row (${HELD_ROUNDS} where a run holds the lock), interleaved`)
+console.log(
+  `  a ${JOB_MS} ms job: ${PHASE_ROUNDS} rounds at a fixed phase, ${BURST_ROUNDS} back to back, ` +
+    `${PROCESSES} new processes per peer; load average ${loadavg()[0]?.toFixed(2)}`,
+)
 
 const targets = [s3Target(s3), dynamodbTarget(dynamodb, lockTable)]
 const stores = await measureStores(targets, ROUNDS)
@@ -52,13 +67,20 @@ const storeTakeovers = await Promise.all(
 )
 reportStores(targets, stores, storeTakeovers, { ttlMs: TAKEOVER_TTL_MS, marginMs: TAKEOVER_MARGIN_MS })
 
-const contenders: Contender[] = [
-  singletonOnS3(s3),
-  singletonOnDynamoDB(dynamodb, lockTable),
-  naiveS3Lock(s3),
-  lockClient(dynamodb, await dynamodb.createTable('lock-client', LOCK_CLIENT_PARTITION_KEY), TAKEOVER_TTL_MS),
-  powertoolsIdempotency(dynamodb, await dynamodb.createTable('idempotency', POWERTOOLS_PARTITION_KEY)),
-]
+const setup: PeerSetup = {
+  s3Endpoint,
+  bucket: s3.bucket,
+  dynamodbEndpoint,
+  tables: {
+    singleton: lockTable,
+    lockClient: await dynamodb.createTable('lock-client', LOCK_CLIENT_PARTITION_KEY),
+    powertools: await dynamodb.createTable('idempotency', POWERTOOLS_PARTITION_KEY),
+  },
+  leaseMs: TAKEOVER_TTL_MS,
+}
+const peerIds = new Map<Contender, PeerId>()
+for (const id of PEER_IDS) peerIds.set(await makePeer(id, setup), id)
+const contenders = [...peerIds.keys()]
 const rows = await comparePeers(contenders, ROUNDS, HELD_ROUNDS)
 // One peer at a time: 50 crashed runs polled at once would measure the machine more than the peers.
 const peerTakeovers = new Map<Contender, TakeoverTimes>()
@@ -69,8 +91,21 @@ const roundTripMs = new Map<Engine, number>([
   ['S3', (s3Target_ && stores.roundTrip.on.get(s3Target_)?.medianMs) ?? Number.NaN],
   ['DynamoDB', (dynamodbTarget_ && stores.roundTrip.on.get(dynamodbTarget_)?.medianMs) ?? Number.NaN],
 ])
+const jobRowsStartedAt = performance.now()
+const jobRows = await measureJobRuns(peerIds, setup, {
+  phaseRounds: PHASE_ROUNDS,
+  periodMs: PHASE_PERIOD_MS,
+  burstRounds: BURST_ROUNDS,
+  processes: PROCESSES,
+})
 console.log('\nThe peers, side by side')
 reportPeers({ contenders, rows, roundTripMs, takeovers: peerTakeovers, ttlMs: TAKEOVER_TTL_MS })
+const jobRowsSeconds = ((performance.now() - jobRowsStartedAt) / 1_000).toFixed(0)
+console.log(
+  `\nA ${JOB_MS} ms job, run after run (${jobRowsSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)`,
+)
+reportJobRuns(contenders, jobRows)
+console.log(`\n${(performance.now() / 1_000).toFixed(0)} s in all, the engines' start-up not counted`)
 
 closeContainers()
 for (const target of targets) target.close()

@@ -20,12 +20,13 @@ export interface TakeoverTimes {
 
 const RUN_MS = 60_000 // what a run's context says is left of its invocation
 let ticks = 0
-const nextTick = () => tick(ticks++)
+/** The next Scheduler tick: later than every one before it in this process. */
+export const nextTick = () => tick(ticks++)
 const noWork = async () => undefined
 
 /** Every container made, closed at the end (crashed ones never finish on their own). */
 const containers: Container[] = []
-function containerOf(contender: Contender): Container {
+export function containerOf(contender: Contender): Container {
   const made = contender.container()
   containers.push(made)
   return made

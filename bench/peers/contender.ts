@@ -45,6 +45,11 @@ export interface RequestCounter {
 export interface Container {
   invoke(invocation: Invocation): Promise<Outcome>
   readonly requests: RequestCounter
+  /**
+   * Of `requests`, those beyond the peer's own protocol (clock probes…), when the bench can tell
+   * them apart (lambda-singleton's: see extra-requests.ts).
+   */
+  readonly extra?: RequestCounter
   close(): void
 }
 

@@ -20,6 +20,10 @@ import { countRequests } from '../../test/support/requests.js'
 import type { DynamoDBEngine, S3Engine } from '../engines.js'
 import { DYNAMODB_PRICES, S3_PRICES } from '../prices.js'
 import { type Container, type Contender, type Invocation, Outcome, type RequestCounter } from './contender.js'
+import { extraDynamoDBRequests, extraS3Requests } from './extra-requests.js'
+
+/** The partition key of lambda-singleton's table (the store's default). */
+export const SINGLETON_PARTITION_KEY = 'pk'
 
 export function singletonOnS3(engine: S3Engine): Contender {
   return {
@@ -28,9 +32,8 @@ export function singletonOnS3(engine: S3Engine): Contender {
     pricePerMillion: S3_PRICES,
     container: () => {
       const s3 = engine.client()
-      return singletonContainer(new S3LockStore({ s3, bucket: engine.bucket }), countRequests(s3), () =>
-        s3.destroy(),
-      )
+      const store = new S3LockStore({ s3, bucket: engine.bucket })
+      return singletonContainer(store, countRequests(s3), extraS3Requests(s3), () => s3.destroy())
     },
     close: async () => {},
   }
@@ -43,8 +46,12 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
     pricePerMillion: DYNAMODB_PRICES,
     container: () => {
       const client = engine.client()
-      return singletonContainer(new DynamoDBLockStore({ client, tableName }), countRequests(client), () =>
-        client.destroy(),
+      const store = new DynamoDBLockStore({ client, tableName, partitionKey: SINGLETON_PARTITION_KEY })
+      return singletonContainer(
+        store,
+        countRequests(client),
+        extraDynamoDBRequests(client, SINGLETON_PARTITION_KEY),
+        () => client.destroy(),
       )
     },
     close: async () => {},
@@ -52,7 +59,12 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
 }
 
 /** One execution environment: its own store (and so its own cache of its last write). */
-function singletonContainer(store: LockStore, requests: RequestCounter, close: () => void): Container {
+function singletonContainer(
+  store: LockStore,
+  requests: RequestCounter,
+  extra: RequestCounter,
+  close: () => void,
+): Container {
   // Lambda runs one invocation at a time in an environment, so one slot for the job suffices.
   let job: () => Promise<unknown> = async () => undefined
   // No early timeout: a crash is a job that never ends, and Middy would end it gracefully.
@@ -61,6 +73,7 @@ function singletonContainer(store: LockStore, requests: RequestCounter, close: (
     .handler(() => job())
   return {
     requests,
+    extra,
     close,
     async invoke(invocation: Invocation): Promise<Outcome> {
       job = invocation.work
