@@ -53,11 +53,13 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
   )
   // Cold: a new lock instance each time, as in a fresh Lambda container, on a lock that exists.
   // A clock of its own keeps it from what the other locks here learned of the store's clock, as
-  // a new process would: its token waits until that clock has surely passed it.
+  // a new process would: its token waits until that clock has surely passed it. Each starts at a
+  // random point of the second (unmeasured): one after the last would start just after the turn
+  // its probes found, the slowest phase, every time.
   let coldKey = 0
   const coldLeases = new Map<BenchTarget, Lease | null>()
   await measure(
-    'acquire, cold (new process)',
+    'acquire, cold (new process, random phase)',
     async (target) => {
       const lock = new Lock({
         store: target.store,
@@ -66,7 +68,7 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
       })
       coldLeases.set(target, await lock.tryAcquire())
     },
-    undefined,
+    () => systemClock.sleep(Math.random() * 1_000),
     async (target) => coldLeases.get(target)?.release(),
   )
   // A new lock instance in a process whose other locks know the store's clock already.
