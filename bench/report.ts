@@ -120,7 +120,7 @@ export function markdownTable(report: PeerReport): string {
       return m ? what(c, m) : '–'
     })
   const warm = 'a run, warm container'
-  const cold = 'a run, new container'
+  const cold = 'a run, new container (random phase)'
   const out = [
     line(['', ...contenders.map((c) => c.name)]),
     line(['---', ...contenders.map(() => '---')]),

@@ -1,7 +1,8 @@
 /**
- * Takeover after a crash: a holder takes the lock and is never heard from again; a contender
- * polls every 100 ms. How long from the holder's acquisition until the contender has the lock,
- * against the `ttl + margin` that is the least the protocol may wait.
+ * Takeover after a crash: a holder is handed its lease and is never heard from again; a
+ * contender polls every 100 ms. How long from the hand-out (a lease starts when its token is
+ * handed out, after the wait for the store's clock) until the contender has the lock, against the
+ * `ttl + margin` that is the least the protocol may wait.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Lock, type LockStore, systemClock } from 'lambda-singleton'
@@ -11,7 +12,7 @@ export const TAKEOVER_MARGIN_MS = 1_000
 const POLL_MS = 100
 
 export interface TakeoverResult {
-  /** Milliseconds from acquisition to takeover, one per trial, sorted. */
+  /** Milliseconds from the hand-out of the crashed holder's lease to takeover, one per trial, sorted. */
   readonly afterMs: readonly number[]
   readonly medianMs: number
 }
@@ -26,8 +27,8 @@ export async function measureTakeover(store: LockStore, label: string, trials = 
       // Each with a clock of its own, as two processes: neither knows what the other learned
       // of the store's clock.
       const processLock = (owner: string) => new Lock({ ...options, owner, clock: { ...systemClock } })
-      const startedAt = performance.now()
       if (!(await processLock('crashed').tryAcquire())) throw new Error('not acquired')
+      const startedAt = performance.now()
       const contender = processLock('next')
       for (;;) {
         await sleep(POLL_MS)
