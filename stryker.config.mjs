@@ -29,9 +29,11 @@
  * - Precision only, never safety: the clock estimate's boundaries (a zero-width interval taken
  *   for a contradiction starts over from the new answer; a round trip of exactly 5 s), the settle
  *   read's clock sample, the cap of a 409 pause at the lease's end, `>=` for `>` where equality
- *   takes a millisecond-exact coincidence (the token wait's quarter of a lease, the 64 KiB size).
- * - Performance only: forgetting a cached write that was not used, or not caching the rewrite
- *   after the token wait, costs a read later, never a wrong write (every write is conditional).
+ *   takes a millisecond-exact coincidence (the 64 KiB size).
+ * - Performance only: forgetting a cached write that was not used costs a read later, never a
+ *   wrong write (every write is conditional); a clock probe's pacing (when it is sent, how far
+ *   apart) costs requests or a longer wait, never a token handed out early (the property test of
+ *   test/core/clock-probe.test.ts holds every estimate against the store's true time).
  * - Message text that the ignorer does not see: a message chosen by a conditional expression,
  *   the parts built before the call, the "(now token …)" part of a lost lease's message, error
  *   `name`s (classes are checked with instanceof), `Buffer.byteLength`'s encoding ('' is UTF-8).

@@ -1,0 +1,150 @@
+import type { BackoffOptions } from './backoff.js'
+import type { Clock } from './clock.js'
+import type { RetryOptions } from './context.js'
+import { type ConflictReason, LockOptionsError } from './errors.js'
+import type { Lease } from './lease.js'
+import type { LockRecord } from './record.js'
+import type { LockStore } from './store.js'
+
+/** What a `Lock` is made with, what its calls take, and what they answer. */
+
+export interface LockOptions {
+  /** Where lock records live. */
+  readonly store: LockStore
+  /** The lock's name in the store (the S3 object key). */
+  readonly key: string
+  /** Lease length. @default 60000 */
+  readonly ttlMs?: number
+  /**
+   * Who we are, written into the record. Must name one execution: a record whose owner equals
+   * ours is taken over at once, as the retry of a crashed run would (unless this very instance
+   * still holds a live lease for it). Two instances must never share an owner.
+   * @default `<hostname>/<pid>/<random>`, unique per lock instance
+   */
+  readonly owner?: string
+  /**
+   * Disagreement allowed between clocks, in ms. Holders treat their lease as ending this much
+   * early; contenders treat it as ending this much late.
+   * @default 2000
+   */
+  readonly clockSkewMarginMs?: number
+  /** Retries of transient store failures. @default { attempts: 4, baseMs: 50, capMs: 2000 } */
+  readonly retry?: RetryOptions
+  /**
+   * Judge leases on this machine's clock when the store's answers carry no date (a proxy that
+   * strips `Date`), instead of failing with `LockClockError`. Safe only when every contender's
+   * clock is synchronised to within `clockSkewMarginMs`.
+   * @default false
+   */
+  readonly trustLocalClock?: boolean
+  /** Local clock, for tests. @default the system clock */
+  readonly clock?: Clock
+  /** Source of jitter, for tests. @default Math.random */
+  readonly random?: () => number
+}
+
+export interface AcquireOptions {
+  /** Lease length for this acquisition. @default the lock's `ttlMs` */
+  readonly ttlMs?: number
+  /**
+   * Instead of `ttlMs`: hold the lease until this local time (epoch ms), for a holder that is
+   * stopped by then whatever happens, as the Lambda runtime stops an invocation at its deadline.
+   * The lease then needs no margin of its own: `expires_at` is the latest the store's clock can
+   * read at that time, and contenders may take over a margin after it, so a crashed holder frees
+   * the lock about `margin` after its deadline instead of `2 × margin` after.
+   */
+  readonly holdUntil?: number
+  /** Owner for this acquisition, e.g. the invocation's request id. @default the lock's `owner` */
+  readonly owner?: string
+  /** Abandons the attempt; the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal
+  /**
+   * Leave the lock alone, writing nothing, when this says so of the current record (e.g. its
+   * `last_run` shows the work is done): the attempt comes back `skipped` with that record.
+   */
+  readonly skipIf?: (record: LockRecord) => boolean
+}
+
+export interface WaitOptions extends Omit<AcquireOptions, 'skipIf'> {
+  /** How long to keep trying while the lock is held, in ms. */
+  readonly waitMs: number
+  /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
+  readonly backoff?: BackoffOptions
+}
+
+export interface AttemptOptions extends AcquireOptions {
+  /** How long to keep trying while the lock is held, in ms. @default 0 */
+  readonly waitMs?: number
+  /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
+  readonly backoff?: BackoffOptions
+}
+
+/** What an acquisition attempt came to. */
+export const AcquireStatus = {
+  Acquired: 'acquired',
+  /** Another owner holds the lock (after the whole wait, if one was asked for). */
+  Held: 'held',
+  /** `skipIf` matched the current record; nothing was written. */
+  Skipped: 'skipped',
+} as const
+export type AcquireStatus = (typeof AcquireStatus)[keyof typeof AcquireStatus]
+
+export type Acquisition =
+  | { readonly status: typeof AcquireStatus.Acquired; readonly lease: Lease }
+  | {
+      readonly status: typeof AcquireStatus.Held
+      /**
+       * The record that showed the lock held. Undefined when we lost a race for the write: the
+       * winner's record was not read, since naming it would cost one more request.
+       */
+      readonly holder: LockRecord | undefined
+    }
+  | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
+
+/** Why a lock that is not held still cannot be acquired. */
+export type BlockedReason =
+  | typeof ConflictReason.RecordTooLarge
+  | typeof ConflictReason.TokensExhausted
+  | typeof ConflictReason.RecordAheadOfClock
+
+/** What `inspect` reports. */
+export interface LockInfo {
+  readonly token: number
+  /** How many times the lock was acquired, when the record counts it (written since 0.2). */
+  readonly run?: number
+  /** The record's `expires_at` (epoch 0 once released). */
+  readonly expiresAt: Date
+  readonly owner: string
+  /** Whether a contender would see it as held right now. */
+  readonly held: boolean
+  /**
+   * Set when no acquisition can take this record, held or not, however long it waits: the
+   * record leaves no room for an acquisition's fields within `MAX_RECORD_BYTES` (judged for this
+   * lock's owner and ttl; `reset` repairs it), or its token is the last safe integer or more than
+   * 10 s ahead of the store's clock (`reset` with `backToClock` repairs both). Acquiring rejects
+   * `LockConflictError` with this reason and writes nothing.
+   */
+  readonly blocked?: BlockedReason
+  readonly etag: string
+  readonly record: LockRecord
+}
+
+export function validateLockOptions(options: LockOptions): void {
+  const fail = (message: string): never => {
+    throw new LockOptionsError(message, { key: options.key })
+  }
+  if (typeof options.key !== 'string' || options.key.length === 0) fail('key must be a non-empty string')
+  if (Buffer.byteLength(options.key) > 1024) fail('key must be at most 1024 bytes')
+  if (!options.store) fail('store is required')
+  const { owner, retry } = options
+  if (owner !== undefined) validateOwner(owner, options.key)
+  if (retry?.attempts !== undefined && (!Number.isSafeInteger(retry.attempts) || retry.attempts < 1)) {
+    fail(`retry.attempts must be an integer >= 1, got ${retry.attempts}`)
+  }
+}
+
+export function validateOwner(owner: unknown, key: string): void {
+  if (typeof owner !== 'string' || owner.length === 0 || owner.length > 1024) {
+    throw new LockOptionsError('owner must be a non-empty string of at most 1024 characters', { key })
+  }
+}
