@@ -26,7 +26,6 @@ export default defineConfig({
           include: [
             'test/s3/**/*.test.ts',
             'test/middy/**/*.test.ts',
-            'test/fencing/**/*.test.ts',
             'test/cli/**/*.test.ts',
             'test/stores/s3.contract.test.ts',
           ],

@@ -23,7 +23,9 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
       )
     }
     expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0 })
-    expect(await lock('a').tryAcquire({ holdUntil: time.now + 1 })).toBeDefined()
+    const until = time.now + 1
+    const lease = await lock('a').tryAcquire({ holdUntil: until })
+    expect(lease?.expiresAt.getTime()).toBe(until)
   })
 
   it('ends its lease at holdUntil, not a ttl later', async () => {
@@ -49,7 +51,7 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
     time.advance(SECOND - (time.now % SECOND) - 1)
     const until = time.now + 5_000
     const margin = 200
-    expect(await lock('holder', margin).tryAcquire({ holdUntil: until })).toBeDefined()
+    expect((await lock('holder', margin).tryAcquire({ holdUntil: until }))?.owner).toBe('holder')
     // A contender that polls every 50 ms knows the store's time closely by then.
     const contender = lock('contender', margin)
     while (time.now < until) {

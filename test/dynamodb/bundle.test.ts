@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
 import { freshTable, getItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { schedulerEvent } from '../support/lambda-context.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let client: DynamoDBClient
@@ -37,11 +38,7 @@ describe('a handler bound to a LockTable, bundled like the construct bundles it'
   })
 
   it('locks on the table from the environment: one of three concurrent runs works, the next gets a higher token', async () => {
-    const tick = {
-      source: 'lambda-singleton.scheduler',
-      schedule: 'hourly',
-      scheduledTime: '2026-11-22T05:00:00Z',
-    }
+    const tick = schedulerEvent('2026-11-22T05:00:00Z', 'hourly')
     const now = () => storeTime(new DynamoDBLockStore({ client, tableName, partitionKey: 'lock_id' }))
     const before = await now()
     const results = await Promise.all([invoke(tick), invoke(tick), invoke(tick)])

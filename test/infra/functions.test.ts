@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { SingletonScheduleEvent } from '../../infra/index.js'
-import { LOCK_ENV, SCHEDULER_EVENT_SOURCE } from '../../lib/config.js'
+import { LOCK_ENV } from '../../lib/config.js'
+import { schedulerEvent } from '../support/lambda-context.js'
 
 // The handlers build their middleware at import, and it needs a bucket: give it one first.
 let nightly: typeof import('../../functions/nightly-report.js')
@@ -12,11 +12,7 @@ beforeAll(async () => {
   sync = await import('../../functions/tenant-sync.js')
 })
 
-const tick = (schedule: string): SingletonScheduleEvent => ({
-  source: SCHEDULER_EVENT_SOURCE,
-  schedule,
-  scheduledTime: '2026-11-21T03:00:00Z',
-})
+const tick = (schedule: string) => schedulerEvent('2026-11-21T03:00:00Z', schedule)
 
 describe('example handlers', () => {
   it('export a Lambda handler', () => {

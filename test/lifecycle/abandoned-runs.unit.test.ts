@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { SingletonLifecycle } from '../../lib/index.js'
-import { KEY, tick, world } from './world.js'
+import { schedulerEvent } from '../support/lambda-context.js'
+import { KEY, world } from './world.js'
 
 /**
  * An adapter may fail to end a run (Middy skips a middleware's after and onError when a later one
@@ -40,9 +41,9 @@ describe('runs whose adapter never ended them', () => {
   it('are released without marking their tick done, so a retry of that tick runs', async () => {
     const { clock, begin, next, record } = setup()
     const invokedAt = clock.now()
-    await begin(tick('2026-11-21T03:00:00Z'), 3_000)
+    await begin(schedulerEvent('2026-11-21T03:00:00Z'), 3_000)
     await clock.advance(invokedAt + 3_000 - clock.now())
-    expect(await next(tick('2026-11-21T03:00:00Z'))).toMatchObject({ status: 'running' })
+    expect(await next(schedulerEvent('2026-11-21T03:00:00Z'))).toMatchObject({ status: 'running' })
     expect(record().last_run).toBeUndefined()
   })
 

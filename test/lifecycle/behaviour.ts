@@ -15,8 +15,8 @@ import {
   silentLogger,
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { type LambdaContextOptions, lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
-import { simContext } from '../support/sim-lambda.js'
 
 /** How an adapter turns a handler body and options into a Lambda handler. */
 export type Adapter = <TResult>(
@@ -25,11 +25,6 @@ export type Adapter = <TResult>(
 ) => (event: unknown, context: LambdaContext) => Promise<TResult | SkipResult>
 
 const KEY = 'locks/nightly-report'
-const tick = (scheduledTime: string) => ({
-  source: 'lambda-singleton.scheduler',
-  schedule: 'nightly',
-  scheduledTime,
-})
 
 /** A world: a simulated clock, an in-memory store, and handlers behind the adapter. */
 function world(adapter: Adapter) {
@@ -48,7 +43,7 @@ function world(adapter: Adapter) {
       onOutcome: (event) => outcomes.push(event),
       ...options,
     })
-  const context = (options: Parameters<typeof simContext>[1] = {}) => simContext(clock, options)
+  const context = (options: LambdaContextOptions = {}) => lambdaContext({ ...options, clock })
   return { clock, memory, outcomes, record, wrap, context, kinds: () => outcomes.map((o) => o.outcome) }
 }
 
@@ -170,11 +165,11 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const { clock, wrap, context, memory, kinds, record } = world(adapter)
       let runs = 0
       const handler = wrap(async () => ++runs)
-      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toBe(1)
+      expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toBe(1)
       const ranWith = record().token
       const before = memory.peek(KEY)
       const writes = memory.requests.create + memory.requests.replace
-      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toMatchObject({
+      expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toMatchObject({
         skipped: true,
         reason: 'duplicate',
         tick: '2026-11-21T03:00:00Z',
@@ -182,9 +177,9 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       })
       expect(memory.peek(KEY)).toBe(before)
       expect(memory.requests.create + memory.requests.replace).toBe(writes)
-      expect(await clock.run(handler(tick('2026-11-22T03:00:00Z'), context()))).toBe(2)
+      expect(await clock.run(handler(schedulerEvent('2026-11-22T03:00:00Z'), context()))).toBe(2)
       // A late delivery of an older tick, after a newer one ran, is a duplicate too.
-      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toMatchObject({
+      expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toMatchObject({
         reason: 'duplicate',
       })
       expect(runs).toBe(2)
@@ -198,9 +193,11 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         if (++calls === 1) throw new Error('flaky')
         return calls
       })
-      await expect(clock.run(handler(tick('2026-11-21T04:00:00Z'), context()))).rejects.toThrow('flaky')
+      await expect(clock.run(handler(schedulerEvent('2026-11-21T04:00:00Z'), context()))).rejects.toThrow(
+        'flaky',
+      )
       expect(record().last_run).toBeUndefined()
-      expect(await clock.run(handler(tick('2026-11-21T04:00:00Z'), context()))).toBe(2)
+      expect(await clock.run(handler(schedulerEvent('2026-11-21T04:00:00Z'), context()))).toBe(2)
       expect(record().last_run).toBe('2026-11-21T04:00:00Z')
     })
 
@@ -209,8 +206,8 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const handler = wrap(async () => clock.sleep(2_000), { waitMs: 10_000 })
       const [first, second] = await clock.run(
         Promise.all([
-          handler(tick('2026-11-21T05:00:00Z'), context()),
-          handler(tick('2026-11-21T05:00:00Z'), context()),
+          handler(schedulerEvent('2026-11-21T05:00:00Z'), context()),
+          handler(schedulerEvent('2026-11-21T05:00:00Z'), context()),
         ]),
       )
       expect(first).toBeUndefined()
@@ -417,7 +414,9 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         },
         { waitMs: 5_000 },
       )
-      const error = await clock.run(handler(tick('2026-11-21T03:00:00Z'), context())).catch((e: unknown) => e)
+      const error = await clock
+        .run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+        .catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockConflictError)
       expect(error).toMatchObject({ reason: 'record-ahead-of-clock', key: KEY })
       expect((error as Error).message).toMatch(/--back-to-clock/)
@@ -464,7 +463,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         const signal: AbortSignal = ctx.singleton.signal
         return { token, aborted: signal.aborted, key: ctx.singleton.key, tick: ctx.singleton.tick }
       })
-      expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toEqual({
+      expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toEqual({
         token: record().token,
         aborted: false,
         key: KEY,

@@ -5,7 +5,8 @@ import {
   type SingletonOptions,
   withSingleton,
 } from '../../lib/index.js'
-import { KEY, tick, world } from './world.js'
+import { schedulerEvent } from '../support/lambda-context.js'
+import { KEY, world } from './world.js'
 
 type Emf = Record<string, unknown> & {
   _aws: {
@@ -71,7 +72,7 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
       await clock.sleep(2_500)
     }, metricsOptions())
     const start = clock.now()
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ functionName: 'report-fn' })))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context({ functionName: 'report-fn' })))
     expect(emf).toEqual([
       {
         _aws: {
@@ -172,8 +173,8 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
   it('counts a duplicate tick', async () => {
     const { clock, wrap, context, metrics, metricsOptions } = metricsWorld()
     const handler = wrap(async () => 'ok', metricsOptions())
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
     expect(metrics()[2]).toEqual({ Duplicate: [1, 'Count'], WaitMs: [0, 'Milliseconds'] })
   })
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { LockOptionsError, type LockStore, type SingletonOptions, withSingleton } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
-import { simContext } from '../support/sim-lambda.js'
 
 const memory = new MemoryLockStore()
 
@@ -46,7 +46,7 @@ describe('defaults', () => {
       store: new MemoryLockStore({ clock, clockResolutionMs: 1_000 }),
       clock,
     })
-    await clock.run(handler({}, simContext(clock)))
+    await clock.run(handler({}, lambdaContext({ clock })))
     expect(info.mock.calls.map(([line]) => JSON.parse(line))).toMatchObject([
       { level: 'INFO', outcome: 'acquired' },
       { level: 'INFO', outcome: 'released' },
@@ -58,11 +58,11 @@ describe('defaults', () => {
     const store = new MemoryLockStore({ clock, clockResolutionMs: 1_000 })
     const options = { store, clock, logger: { info() {}, warn() {}, error() {} } }
     process.env.LAMBDA_SINGLETON_KEY_PREFIX = 'env/'
-    await clock.run(withSingleton(async () => 'ran', options)({}, simContext(clock)))
+    await clock.run(withSingleton(async () => 'ran', options)({}, lambdaContext({ clock })))
     delete process.env.LAMBDA_SINGLETON_KEY_PREFIX
-    await clock.run(withSingleton(async () => 'ran', options)({}, simContext(clock)))
-    expect(store.peek('env/nightly-report')).toBeDefined()
-    expect(store.peek('locks/nightly-report')).toBeDefined()
+    await clock.run(withSingleton(async () => 'ran', options)({}, lambdaContext({ clock })))
+    expect(JSON.parse(store.peek('env/nightly-report') ?? 'null')).toMatchObject({ run: 1, expires_at: 0 })
+    expect(JSON.parse(store.peek('locks/nightly-report') ?? 'null')).toMatchObject({ run: 1, expires_at: 0 })
   })
 })
 

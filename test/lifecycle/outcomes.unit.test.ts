@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { KEY, tick, world } from './world.js'
+import { schedulerEvent } from '../support/lambda-context.js'
+import { KEY, world } from './world.js'
 
 /** One outcome per step of an invocation, with the fields an operator needs, at the right level. */
 describe('outcomes and log lines', () => {
@@ -12,7 +13,7 @@ describe('outcomes and log lines', () => {
       return clock.sleep(2_500).then(() => 'ok')
     })
     const invokedAt = clock.now()
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
     // The read's 40 ms, then the wait until the store's clock has passed the new token.
     expect(ranAt - invokedAt).toBeGreaterThan(40)
     expect(outcomes).toEqual([
@@ -47,7 +48,7 @@ describe('outcomes and log lines', () => {
     const slow = wrap(async () => clock.sleep(5_000))
     const first = slow({}, context({ requestId: 'r1' }))
     await clock.advance(1)
-    await clock.run(slow(tick('2026-11-21T03:00:00Z'), context()))
+    await clock.run(slow(schedulerEvent('2026-11-21T03:00:00Z'), context()))
     // The holder logs "acquired" once its token's wait is over: the skip may come first.
     const skip = outcomes.findIndex((o) => o.outcome === 'skipped')
     expect(outcomes[skip]).toEqual({
@@ -72,8 +73,8 @@ describe('outcomes and log lines', () => {
   it('a duplicate tick names the token that ran it and the tick, at info', async () => {
     const { clock, wrap, context, outcomes, lines } = world()
     const handler = wrap(async () => 'ok')
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
     expect(outcomes[2]).toEqual({
       outcome: 'duplicate',
       key: KEY,
@@ -89,9 +90,9 @@ describe('outcomes and log lines', () => {
     store.script('read', () => {
       throw 'socket hang up' // a non-Error throw, as some SDK middlewares do
     })
-    await expect(clock.run(wrap(async () => 'ok')(tick('2026-11-21T03:00:00Z'), context()))).rejects.toBe(
-      'socket hang up',
-    )
+    await expect(
+      clock.run(wrap(async () => 'ok')(schedulerEvent('2026-11-21T03:00:00Z'), context())),
+    ).rejects.toBe('socket hang up')
     expect(outcomes).toEqual([
       { outcome: 'error', key: KEY, tick: '2026-11-21T03:00:00Z', error: new Error('socket hang up') },
     ])
@@ -156,7 +157,7 @@ describe('outcomes and log lines', () => {
       },
       { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
     )
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
     expect(outcomes[1]).toEqual({
       outcome: 'lost',
       key: KEY,

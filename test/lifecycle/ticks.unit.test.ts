@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { isSkipResult, isTickDone, tickIdOf } from '../../lib/index.js'
-import { tick, world } from './world.js'
+import { schedulerEvent } from '../support/lambda-context.js'
+import { world } from './world.js'
 
 describe('tickIdOf', () => {
   it('reads the scheduledTime of the construct’s EventBridge Scheduler payload', () => {
-    expect(tickIdOf(tick('2026-11-21T03:00:00Z'))).toBe('2026-11-21T03:00:00Z')
+    expect(tickIdOf(schedulerEvent('2026-11-21T03:00:00Z'))).toBe('2026-11-21T03:00:00Z')
   })
 
   it('reads the time of an EventBridge rule’s Scheduled Event', () => {
@@ -15,8 +16,8 @@ describe('tickIdOf', () => {
   it.each([
     ['null', null],
     ['a string', '2026-11-21T03:00:00Z'],
-    ['an event from another source', { ...tick('2026-11-21T03:00:00Z'), source: 'my.app' }],
-    ['a scheduler payload without a string time', { ...tick('x'), scheduledTime: 5 }],
+    ['an event from another source', { ...schedulerEvent('2026-11-21T03:00:00Z'), source: 'my.app' }],
+    ['a scheduler payload without a string time', { ...schedulerEvent('x'), scheduledTime: 5 }],
     ['a rule event of another type', { source: 'aws.events', 'detail-type': 'Object Created', time: 't' }],
     [
       'a Scheduled Event from another source',
@@ -58,8 +59,8 @@ describe('per-tick dedupe', () => {
     const { clock, wrap, context } = world()
     let runs = 0
     const handler = wrap(async () => ++runs, { tickId: false })
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))
-    expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toBe(2)
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toBe(2)
   })
 
   it('reads the tick with the tickId function when one is given', async () => {
@@ -73,9 +74,9 @@ describe('per-tick dedupe', () => {
   it('answers a duplicate with the last holder but no end time: nobody holds the lock', async () => {
     const { clock, wrap, context, record } = world()
     const handler = wrap(async () => 'ran')
-    await clock.run(handler(tick('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context({ requestId: 'r1' })))
     const { token } = record()
-    expect(await clock.run(handler(tick('2026-11-21T03:00:00Z'), context()))).toEqual({
+    expect(await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))).toEqual({
       skipped: true,
       reason: 'duplicate',
       key: 'locks/nightly-report',

@@ -7,9 +7,9 @@ import {
   type SingletonOptions,
   withSingleton,
 } from '../../lib/index.js'
+import { type LambdaContextOptions, lambdaContext } from '../support/lambda-context.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { ManualClock } from '../support/sim-clock.js'
-import { simContext } from '../support/sim-lambda.js'
 
 export const KEY = 'locks/nightly-report'
 
@@ -47,15 +47,8 @@ export function world() {
     body: (event: unknown, context: SingletonContext) => Promise<TResult>,
     extra: SingletonOptions = {},
   ) => withSingleton(body, options(extra))
-  const context = (extra: Parameters<typeof simContext>[1] = {}): LambdaContext => simContext(clock, extra)
+  const context = (extra: LambdaContextOptions = {}): LambdaContext => lambdaContext({ ...extra, clock })
   const record = (key = KEY) => JSON.parse(store.memory.peek(key) ?? 'null')
   const kinds = () => outcomes.map((o) => o.outcome)
   return { clock, store, outcomes, lines, options, wrap, context, record, kinds }
 }
-
-/** An EventBridge Scheduler payload, as the construct sends it. */
-export const tick = (scheduledTime: string) => ({
-  source: 'lambda-singleton.scheduler',
-  schedule: 'nightly',
-  scheduledTime,
-})

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { S3LockStore } from '../../lib/s3/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
+import { schedulerEvent } from '../support/lambda-context.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -37,11 +38,7 @@ describe('functions/nightly-report.ts bundled like the construct bundles it', ()
   })
 
   it('runs in a separate Node process under lambda-local: one of two concurrent runs works, the other skips', async () => {
-    const tick = {
-      source: 'lambda-singleton.scheduler',
-      schedule: 'nightly',
-      scheduledTime: '2026-11-21T03:00:00Z',
-    }
+    const tick = schedulerEvent('2026-11-21T03:00:00Z')
     const now = () => storeTime(new S3LockStore({ s3, bucket }))
     const before = await now()
     const results = await Promise.all([invoke(tick), invoke(tick)])

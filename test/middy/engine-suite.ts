@@ -1,6 +1,7 @@
 import middy from '@middy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LockStore, ReadStatus } from '../../lib/core/store.js'
+import type { LockLostError } from '../../lib/index.js'
 import {
   isSkipResult,
   LockHeldError,
@@ -25,6 +26,51 @@ export interface EngineTarget {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const silent = { info() {}, warn() {}, error() {} }
+
+/**
+ * How long a run holds its lock while it waits for something the test waits on. Only a broken
+ * lock lets it get there (a second run waiting for others that ran too): the test then fails on
+ * what it checks, not on its timeout. No claim rests on this time.
+ */
+const UNLESS_BROKEN_MS = 20_000
+
+/** An event a run can hold its lock until, in place of a sleep that a loaded machine outlasts. */
+function gate() {
+  let open: () => void = () => {}
+  const opened = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return {
+    open: () => open(),
+    /** Until the gate opens (or UNLESS_BROKEN_MS). */
+    async passed(): Promise<void> {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([opened, new Promise((resolve) => (timer = setTimeout(resolve, UNLESS_BROKEN_MS)))])
+      clearTimeout(timer)
+    },
+  }
+}
+
+/** A gate that opens once `count` of the promises it tracks have settled. */
+function countdown(count: number) {
+  const settled = gate()
+  let left = count
+  if (left <= 0) settled.open()
+  return {
+    track<T>(promise: Promise<T>): Promise<T> {
+      return promise.finally(() => {
+        if (--left === 0) settled.open()
+      })
+    },
+    passed: () => settled.passed(),
+  }
+}
+
+/** Until `condition` holds, checked every 20 ms (or UNLESS_BROKEN_MS). */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  const giveUpAt = Date.now() + UNLESS_BROKEN_MS
+  while (!(await condition()) && Date.now() < giveUpAt) await sleep(20)
+}
 
 /**
  * The middleware's promises, checked on a real engine with real time: one of many concurrent
@@ -94,18 +140,22 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         const { store, requests, close } = target.counted()
         let running = 0
         const seen: number[] = []
+        // The run holds the lock until every other invocation has returned: none can find it free.
+        const others = countdown(invocations - 1)
         const { handler } = wrapped(
           async (_event, context) => {
             running++
             seen.push(context.singleton.token)
-            await sleep(500)
+            await others.passed()
             running--
             return { done: true, token: context.singleton.token }
           },
           { store },
         )
         const results = await Promise.all(
-          Array.from({ length: invocations }, () => handler({}, lambdaContext({ functionName }))),
+          Array.from({ length: invocations }, () =>
+            others.track(handler({}, lambdaContext({ functionName }))),
+          ),
         )
         const ran = results.filter((r) => !isSkipResult(r))
         const skipped = results.filter(isSkipResult)
@@ -136,9 +186,11 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       // One middleware instance: each invocation tries a blind write from the cache of its own
       // last release; a loser reads once, even when the engine answered its write with a 500
       // (Ceph does, to losers of simultaneous If-Match writes) and the write had to be settled.
+      // Each round's run holds the lock until the other 19 have returned.
+      let others = countdown(0)
       const { handler } = wrapped(
         async (_event, context) => {
-          await sleep(1_000) // longer than the slowest engine takes to answer all 20
+          await others.passed()
           return { token: context.singleton.token }
         },
         { store },
@@ -146,8 +198,10 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       await handler({}, lambdaContext({ functionName }))
       for (let round = 0; round < 5; round++) {
         requests.reset()
+        const round_ = countdown(19)
+        others = round_
         const results = await Promise.all(
-          Array.from({ length: 20 }, () => handler({}, lambdaContext({ functionName }))),
+          Array.from({ length: 20 }, () => round_.track(handler({}, lambdaContext({ functionName })))),
         )
         expect(results.filter((r) => !isSkipResult(r))).toHaveLength(1)
         // The winner: write, write (release). Each loser: one write and one read (plus, as above,
@@ -184,58 +238,68 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       let aborted = false
       const { handler } = wrapped(
         async (_event, context) => {
-          context.singleton.signal.addEventListener('abort', () => {
+          const { signal } = context.singleton
+          signal.addEventListener('abort', () => {
             aborted = true
           })
-          await sleep(5_000)
+          // Runs until told to stop: only the timeout ends this invocation.
+          await new Promise((resolve) => signal.addEventListener('abort', resolve))
           return 'too late'
         },
         { timeoutEarlyInMillis: 1_000 },
       )
-      const startedAt = Date.now()
       await expect(handler({}, lambdaContext({ functionName, timeoutMs: 2_000 }))).rejects.toMatchObject({
         name: 'TimeoutError',
       })
-      expect(Date.now() - startedAt).toBeLessThan(2_000)
+      // The timeout ended it (the handler runs until told to stop), and the lock is released and
+      // the handler told. How early Middy's timer fires is Middy's: no wall-clock bound here.
       expect(await record(key)).toMatchObject({ run: 1, expires_at: 0 })
       expect(aborted).toBe(true)
     })
 
-    it('keeps a 2 s lease alive with heartbeats through a 6 s handler', async () => {
+    // That heartbeats keep a short lease alive through a handler many times longer, against
+    // contenders, is specified on simulated time (test/lifecycle/behaviour.ts, "keeps a short
+    // lease alive with heartbeats through a long handler"). Here: the engine takes the renewals.
+    it('renews the lease with heartbeats, same token, later expiry, and a contender skips', async () => {
       const functionName = freshFunction('heartbeat')
-      const { handler } = wrapped(
-        async (_event, context) => {
-          await sleep(6_000)
-          return { lost: context.singleton.signal.aborted }
-        },
-        { ttlMs: 2_000, clockSkewMarginMs: 300 },
-      )
-      const { handler: contender } = wrapped(async () => 'ran', { ttlMs: 2_000, clockSkewMarginMs: 300 })
-      const run = handler({}, lambdaContext({ functionName }))
-      const attempts: unknown[] = []
-      for (const at of [2_500, 2_000, 1_000]) {
-        await sleep(at)
-        attempts.push(await contender({}, lambdaContext({ functionName })))
-      }
-      expect(await run).toEqual({ lost: false })
-      expect(attempts.every(isSkipResult)).toBe(true)
-      expect(await record(`locks/${functionName}`)).toMatchObject({ run: 1, expires_at: 0 })
+      const key = `locks/${functionName}`
+      const options = { ttlMs: 10_000, heartbeatMs: 300, clockSkewMarginMs: 1_000 }
+      const expiries: number[] = []
+      const { handler: contender } = wrapped(async () => 'ran', options)
+      let attempt: unknown
+      const { handler } = wrapped(async (_event, context) => {
+        // Until two heartbeats have landed: the record's expiry moved twice, its token did not.
+        await until(async () => {
+          const current = await record(key)
+          expect(current.token).toBe(context.singleton.token)
+          const at = current.expires_at as number
+          if (expiries.at(-1) !== at) expiries.push(at)
+          return expiries.length >= 3
+        })
+        attempt = await contender({}, lambdaContext({ functionName }))
+        return { lost: context.singleton.signal.aborted }
+      }, options)
+      expect(await handler({}, lambdaContext({ functionName }))).toEqual({ lost: false })
+      expect(expiries).toHaveLength(3)
+      expect(expiries).toEqual([...expiries].sort((a, b) => a - b))
+      expect(attempt).toMatchObject({ skipped: true, reason: 'held' })
+      expect(await record(key)).toMatchObject({ run: 1, expires_at: 0 })
     })
 
     it('sends no heartbeat once the invocation has returned (no timer outlives it)', async () => {
       const functionName = freshFunction('timers')
       const { store, requests, close } = target.counted()
-      // A lease long enough to outlast the wait for the store's clock to reach its token (about
-      // a second on a first call), with time left to beat in.
-      const { handler } = wrapped(async () => sleep(1_200), {
+      // The run returns once a heartbeat has landed, so there is a heartbeat timer to leave behind.
+      const { handler } = wrapped(async () => until(() => requests.writes() >= 2), {
         store,
-        ttlMs: 3_000,
-        clockSkewMarginMs: 200,
+        ttlMs: 10_000,
+        heartbeatMs: 300,
+        clockSkewMarginMs: 1_000,
       })
       await handler({}, lambdaContext({ functionName }))
-      expect(requests.writes()).toBeGreaterThanOrEqual(3) // acquire, a heartbeat or two, release
+      expect(requests.writes()).toBeGreaterThanOrEqual(3) // acquire, a heartbeat or more, release
       requests.reset()
-      await sleep(3_000) // three heartbeat periods
+      await sleep(1_500) // five heartbeat periods
       expect(requests.total()).toBe(0)
       close()
     })
@@ -269,12 +333,17 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
 
     it('gives each invocation its own owner outside Lambda, so overlapping ones do not both run', async () => {
       const functionName = freshFunction('no-request-id')
+      // The run holds the lock until the other invocation has returned.
+      const other = countdown(1)
       const { handler } = wrapped(async () => {
-        await sleep(300)
+        await other.passed()
         return 'ran'
       })
       const context = () => ({ ...lambdaContext({ functionName }), awsRequestId: '' }) as SingletonContext
-      const results = await Promise.all([handler({}, context()), handler({}, context())])
+      const results = await Promise.all([
+        other.track(handler({}, context())),
+        other.track(handler({}, context())),
+      ])
       expect(results.filter((r) => r === 'ran')).toHaveLength(1)
     })
 
@@ -290,12 +359,16 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
             return { ...current, token: stolen, owner: 'thief' }
           })
           await new Promise((resolve) => context.singleton.signal.addEventListener('abort', resolve))
-          return { reason: (context.singleton.signal.reason as Error).name }
+          const { name, reason } = context.singleton.signal.reason as LockLostError
+          return { name, reason }
         },
-        // Long enough to outlast the wait for the store's clock to reach the token, and beat after.
-        { ttlMs: 3_000, clockSkewMarginMs: 300 },
+        // The next heartbeat finds the lock taken over, long before the lease could expire.
+        { ttlMs: 30_000, heartbeatMs: 300, clockSkewMarginMs: 1_000 },
       )
-      expect(await handler({}, lambdaContext({ functionName }))).toEqual({ reason: 'LockLostError' })
+      expect(await handler({}, lambdaContext({ functionName }))).toEqual({
+        name: 'LockLostError',
+        reason: 'taken-over',
+      })
       expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
       expect(await record(key)).toMatchObject({ token: stolen, owner: 'thief' })
     })
@@ -367,10 +440,19 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
 
     it("throws LockHeldError with onHeld: 'throw'", async () => {
       const functionName = freshFunction('throw')
-      const { handler } = wrapped(async () => sleep(800), { onHeld: 'throw' })
+      // The first run holds the lock from its start until the second invocation has returned.
+      const started = gate()
+      const second = countdown(1)
+      const { handler } = wrapped(
+        async () => {
+          started.open()
+          await second.passed()
+        },
+        { onHeld: 'throw' },
+      )
       const first = handler({}, lambdaContext({ functionName }))
-      await sleep(200)
-      const error = await handler({}, lambdaContext({ functionName })).catch((e: unknown) => e)
+      await started.passed()
+      const error = await second.track(handler({}, lambdaContext({ functionName }))).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockHeldError)
       expect((error as LockHeldError).holder?.owner).toMatch(new RegExp(`^${functionName}/`))
       await first
@@ -379,19 +461,27 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
     it('waits for the holder with waitMs, then runs', async () => {
       const functionName = freshFunction('wait')
       const order: string[] = []
-      const { handler } = wrapped(
-        async (event) => {
-          order.push(`start ${(event as { n: number }).n}`)
-          await sleep(700)
-          order.push(`end ${(event as { n: number }).n}`)
-          return (event as { n: number }).n
-        },
-        { waitMs: 5_000 },
-      )
-      const results = await Promise.all([
-        handler({ n: 1 }, lambdaContext({ functionName })),
-        sleep(100).then(() => handler({ n: 2 }, lambdaContext({ functionName }))),
-      ])
+      const waiter = target.counted()
+      const started = gate()
+      const body = async (event: unknown) => {
+        const { n } = event as { n: number }
+        order.push(`start ${n}`)
+        started.open()
+        // The first run holds the lock until the waiter has found it held and read it again.
+        if (n === 1)
+          await until(
+            () => (waiter.requests.protocol().GetObject ?? waiter.requests.protocol().GetItem ?? 0) >= 2,
+          )
+        order.push(`end ${n}`)
+        return n
+      }
+      const { handler: first } = wrapped(body)
+      // The wait is a deadline, not a duration: generous, so that a loaded machine does not reach it.
+      const { handler: second } = wrapped(body, { store: waiter.store, waitMs: 30_000 })
+      const running = first({ n: 1 }, lambdaContext({ functionName }))
+      await started.passed()
+      const results = await Promise.all([running, second({ n: 2 }, lambdaContext({ functionName }))])
+      waiter.close()
       expect(results).toEqual([1, 2])
       expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2'])
     })

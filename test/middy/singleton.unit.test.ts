@@ -4,8 +4,8 @@ import { LockOptionsError, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { type SingletonContext, type SingletonState, singleton } from '../../lib/middy/index.js'
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
+import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
-import { simContext } from '../support/sim-lambda.js'
 
 // Middy types the result as the body's; behind singleton() it may also be a SkipResult.
 const middleware: Adapter = (body, options) =>
@@ -59,14 +59,14 @@ describe('singleton() and Middy', () => {
         before: (request) => ((request.event as { early?: boolean }).early ? 'ended early' : undefined),
       })
       .handler(async () => ++runs)
-    expect(await clock.run(handler({ early: true }, simContext(clock, { timeoutMs: 3_000 })))).toBe(
+    expect(await clock.run(handler({ early: true }, lambdaContext({ clock, timeoutMs: 3_000 })))).toBe(
       'ended early',
     )
     const left = JSON.parse(store.peek('locks/nightly-report') ?? '{}')
     expect(left).toMatchObject({ run: 1 })
     expect(left.expires_at).toBeGreaterThan(0) // not released
     await clock.advance(3_000) // that invocation's time, and its lease, are over
-    expect(await clock.run(handler({}, simContext(clock)))).toBe(1)
+    expect(await clock.run(handler({}, lambdaContext({ clock })))).toBe(1)
     // The abandoned lease ran out with its invocation: a warning, no loss; it was freed for the next.
     expect(outcomes).toEqual(['acquired', 'error', 'acquired', 'released'])
   })
@@ -86,7 +86,7 @@ describe('singleton() and Middy', () => {
       .use(singleton({ store, clock, logger: silentLogger }))
       .handler(async () => clock.sleep(1_000).then(() => 'ran'))
     const [a, b] = await clock.run(
-      Promise.all([handler({}, simContext(clock)), handler({}, simContext(clock))]),
+      Promise.all([handler({}, lambdaContext({ clock })), handler({}, lambdaContext({ clock }))]),
     )
     expect([a, b].filter((result) => result === 'ran')).toHaveLength(1) // the other was skipped
     expect(flushed).toEqual(['metrics', 'logger']) // once, for the skip, in Powertools' order

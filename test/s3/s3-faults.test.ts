@@ -234,12 +234,14 @@ describe('S3Lock.acquire with a wait, bounded as a whole', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const s3 = testS3Client({ endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` })
     try {
-      // The default request timeout (5 s) is longer than the wait: each call must be cut short.
-      const lock = new S3Lock({ s3, bucket, key: freshKey('silent') })
+      // A request timeout (30 s) far longer than the wait: each call must be cut short. The bound
+      // is far above the 1.5 s wait and far below one request timeout, so that only a call left
+      // to run its course breaks it, not a slow machine.
+      const lock = new S3Lock({ s3, bucket, key: freshKey('silent'), requestTimeoutMs: 30_000 })
       const began = Date.now()
       const error = await lock.acquire({ waitMs: 1_500 }).catch((e: unknown) => e)
       expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
-      expect(Date.now() - began).toBeLessThan(1_500 + 1_500)
+      expect(Date.now() - began).toBeLessThan(15_000)
     } finally {
       s3.destroy()
       for (const socket of hung) socket.destroy()
@@ -251,13 +253,14 @@ describe('S3Lock.acquire with a wait, bounded as a whole', () => {
     const key = freshKey('slow-read')
     await new S3Lock({ s3: direct, bucket, key, owner: 'holder' }).tryAcquire()
     proxy.inject('GET', { kind: 'delay', ms: 0 })
-    proxy.inject('GET', { kind: 'delay', ms: 4_000 })
+    proxy.inject('GET', { kind: 'delay', ms: 30_000 })
     const began = Date.now()
     const error = await new S3Lock({ s3: viaProxy, bucket, key, owner: 'waiter' })
       .acquire({ waitMs: 1_000, backoff: { baseMs: 100, capMs: 100 } })
       .catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'LockTimeoutError', holder: { owner: 'holder' } })
-    expect(Date.now() - began).toBeLessThan(1_000 + 1_500)
+    // Far above the 1 s wait, far below the 30 s read: only waiting out the read breaks it.
+    expect(Date.now() - began).toBeLessThan(15_000)
   })
 })
 

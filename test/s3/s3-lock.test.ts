@@ -82,20 +82,27 @@ describe('S3Lock on a real S3 engine', () => {
 
   it('lets a contender take over an expired lease with a higher token, and refuses the old holder', async () => {
     const key = freshKey('takeover')
-    const holder = lockOn(key, { owner: 'crashed', ttlMs: 1_500, clockSkewMarginMs: 200 })
+    const holder = lockOn(key, { owner: 'crashed' })
     const lease = await holder.tryAcquire()
     expect(lease?.record.run).toBe(1)
     const thief = lockOn(key, { owner: 'next' })
     expect(await thief.tryAcquire()).toBeNull()
-    // ttl + both margins + up to a second each way for the Date header's resolution
-    await sleep(4_500)
-    const next = await thief.tryAcquire()
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
-    expect(next?.record.run).toBe(2)
+    // The holder shortens its lease to 1.5 s, then "crashes": it renews no more.
+    await lease?.renew(1_500)
+    // Its lease knows its end has passed (that it knows before any contender can take over is
+    // specified on simulated time: test/core/lease-lifetime.test.ts).
+    await new Promise((resolve) => lease?.signal.addEventListener('abort', resolve))
+    expect(lease?.signal.reason).toMatchObject({ name: 'LockLostError', reason: LostReason.Expired })
+    // The contender polls until the lease has run out by the engine's clock, margins included.
+    let next = await thief.tryAcquire()
+    while (next === null) {
+      await sleep(200)
+      next = await thief.tryAcquire()
+    }
+    expect(next.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next.record.run).toBe(2)
     const taken = await getRaw(s3, bucket, key)
 
-    // The old holder's lease knew its end had passed before the takeover could happen.
-    expect(lease?.signal.reason).toMatchObject({ name: 'LockLostError', reason: LostReason.Expired })
     await expect(lease?.renew()).rejects.toBeInstanceOf(LockLostError)
     await expect(lease?.release()).rejects.toBeInstanceOf(LockLostError)
     expect(await getRaw(s3, bucket, key)).toEqual(taken)
@@ -157,10 +164,17 @@ describe('S3Lock on a real S3 engine', () => {
     it('gets the lock when the holder releases it', async () => {
       const key = freshKey('wait')
       const lease = await lockOn(key, { owner: 'holder' }).tryAcquire()
-      setTimeout(() => void lease?.release(), 1_000)
-      const waited = await lockOn(key, { owner: 'waiter' }).acquire({ waitMs: 10_000 })
+      const counting = testS3Client()
+      const requests = countRequests(counting)
+      // The wait is a deadline, not a duration: generous, so that a loaded machine does not reach it.
+      const waiting = lockOn(key, { owner: 'waiter', s3: counting }).acquire({ waitMs: 30_000 })
+      // Released once the waiter has found the lock held and read it again: it did wait.
+      while ((requests.protocol().GetObject ?? 0) < 2) await sleep(20)
+      await lease?.release()
+      const waited = await waiting
       expect(waited.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
       expect(waited.record.run).toBe(2)
+      counting.destroy()
     })
 
     it('times out with LockTimeoutError while the holder keeps it', async () => {
