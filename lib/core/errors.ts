@@ -165,12 +165,17 @@ export const ConfigurationReason = {
   NoCredentials: 'no-credentials',
   /** The service refused the credentials: an unknown access key, a wrong secret, an expired session. */
   CredentialsRefused: 'credentials-refused',
+  /**
+   * An S3 client on a custom endpoint (LocalStack, MinIO, a local engine) put the bucket in the
+   * host name (virtual-hosted style), which does not resolve: it needs `forcePathStyle: true`.
+   */
+  BucketHostUnresolved: 'bucket-host-unresolved',
 } as const
 export type ConfigurationReason = (typeof ConfigurationReason)[keyof typeof ConfigurationReason]
 
 /**
- * The store's client is not configured to reach it: no region, no credentials, or credentials
- * the service refuses. Never retryable (`retryable` is false): no second try can fix it, so the
+ * The store's client is not configured to reach it: no region, no credentials, credentials the
+ * service refuses, or (S3) a custom endpoint addressed in a way it does not serve. Never retryable (`retryable` is false): no second try can fix it, so the
  * lock fails its first call at once instead of reporting a store that "kept failing".
  */
 export class LockConfigurationError extends LockStoreError {

@@ -10,7 +10,7 @@ import {
 import { configurationError } from '../aws/configuration.js'
 import { describe, type SdkClient, type SendTimedOptions, sendTimed } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
-import { classifyS3Error, S3ErrorKind } from './errors.js'
+import { bucketHostError, classifyS3Error, S3ErrorKind } from './errors.js'
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 
@@ -71,6 +71,7 @@ export async function sendS3<C extends S3Command>(
     const what = `${options.caller ?? 'S3'} ${operationOf(command)} on s3://${options.bucket}/${options.key}`
     throw (
       configurationError(error, what, options.key) ??
+      bucketHostError(error, options.bucket, what, options.key) ??
       new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
         key: options.key,
         retryable: kind === S3ErrorKind.Transient,
