@@ -11,7 +11,7 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { type Attributes, UnrepresentableError } from './attributes.js'
-import { classifyDynamoDBError, DynamoDBErrorKind } from './errors.js'
+import { classifyDynamoDBError, DynamoDBErrorKind, keySchemaError } from './errors.js'
 import {
   type ItemLayout,
   itemFor,
@@ -261,6 +261,7 @@ export class DynamoDBLockStore implements LockStore {
       const what = `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName}`
       throw (
         (!timedOut && configurationError(error, what, key)) ||
+        keySchemaError(error, this.#layout, what, key) ||
         new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
           key,
           retryable: kind === DynamoDBErrorKind.Transient,
