@@ -22,7 +22,21 @@ import {
   withoutKey,
 } from './item.js'
 
-export interface DynamoDBLockStoreOptions {
+/**
+ * The options, unless @aws-sdk/client-dynamodb (an optional peer dependency) is not installed:
+ * then a consumer's compiler, under `skipLibCheck`, takes the SDK's types for `any` and would let
+ * `new DynamoDBLockStore(...)` type-check only to fail at run time. `[T] extends [string]` holds
+ * for `any` alone, so then no object fits, and tsc names the package in the missing property.
+ */
+export type DynamoDBLockStoreOptions = StoreOptions &
+  ([DynamoDBClient] extends [string] ? DynamoDBSdkNotInstalled : unknown)
+
+/** What the options demand when the SDK is missing: its name, as a property no object has. */
+export interface DynamoDBSdkNotInstalled {
+  readonly '@aws-sdk/client-dynamodb is not installed: npm install @aws-sdk/client-dynamodb': never
+}
+
+interface StoreOptions {
   /**
    * The client to send with. Give it `maxAttempts: 1` unless you know why not: the lock retries
    * by itself, and an SDK retry of a conditional write makes its answer ambiguous.
