@@ -44,7 +44,13 @@ const PROBLEMS = {
     what: 'the AWS credentials were refused',
     fix: 'check the access key, its secret and, for temporary credentials, the session token',
   },
-} as const satisfies Record<ConfigurationReason, { what: string; fix: string }>
+} as const satisfies Record<SdkConfigurationReason, { what: string; fix: string }>
+
+/** The reasons any AWS service's errors tell; the others are a store's own to recognise. */
+type SdkConfigurationReason =
+  | typeof ConfigurationReason.NoRegion
+  | typeof ConfigurationReason.NoCredentials
+  | typeof ConfigurationReason.CredentialsRefused
 
 interface ErrorShape {
   name?: unknown
@@ -54,7 +60,7 @@ interface ErrorShape {
 }
 
 /** Why `error` says the client is misconfigured, or undefined when it says something else. */
-export function configurationReason(error: unknown): ConfigurationReason | undefined {
+export function configurationReason(error: unknown): SdkConfigurationReason | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const { name, message, $metadata } = error as ErrorShape
   const given = code(error) ?? name

@@ -1,8 +1,9 @@
+import { DEFAULT_KEY_PREFIX } from '../config.js'
 import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
 import { Lock, type LockInfo } from '../core/lock.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
-import { ExitCode, NotHeldError } from './exit-codes.js'
+import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
 import { duration, type LockView, lockLines, lockTable, type UnreadableView, viewOf } from './format.js'
 import type { OpenStore } from './store.js'
 import { watch } from './watch.js'
@@ -40,8 +41,27 @@ function lockAt(context: CommandContext, key: string): Lock {
 async function inspected(context: CommandContext): Promise<{ info: LockInfo; view: LockView }> {
   const key = context.line.key ?? ''
   const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
-  if (!info) return context.opened.notFound(key)
+  if (!info) {
+    try {
+      return await context.opened.notFound(key)
+    } catch (error) {
+      throw withKeyHint(error, key)
+    }
+  }
   return { info, view: viewOf(key, info, context.opened.store.serverNow()) }
+}
+
+/**
+ * A missing key without the prefix the handlers put before the function name is most likely
+ * that name typed alone: say which key to try. Said without looking, so it costs no read.
+ */
+function withKeyHint(error: unknown, key: string): unknown {
+  if (!(error instanceof LockNotFoundError) || key.startsWith(DEFAULT_KEY_PREFIX)) return error
+  return new LockNotFoundError(
+    `${error.message}; the handlers lock ${DEFAULT_KEY_PREFIX}<function name> by default: ` +
+      `try --key ${DEFAULT_KEY_PREFIX}${key}`,
+    key,
+  )
 }
 
 async function inspect(context: CommandContext): Promise<ExitCode> {

@@ -10,8 +10,8 @@ export interface LockView {
   readonly run?: number
   /** The holder, or the last holder of a lock that is not held. */
   readonly owner: string
-  /** ISO time of `expires_at`; the epoch once released. */
-  readonly expiresAt: string
+  /** ISO time of `expires_at`; null once released (`released` says so), not the epoch. */
+  readonly expiresAt: string | null
   readonly released: boolean
   /** `expires_at` minus the store's clock now (negative once past), when the store told its time. */
   readonly expiresInMs?: number
@@ -36,7 +36,7 @@ export function viewOf(key: string, info: LockInfo, serverNow: number | undefine
     token: info.token,
     ...(typeof record.run === 'number' && { run: record.run }),
     owner: info.owner,
-    expiresAt: info.expiresAt.toISOString(),
+    expiresAt: released ? null : info.expiresAt.toISOString(),
     released,
     ...(!released &&
       serverNow !== undefined && { expiresInMs: Math.round(record.expires_at * 1000 - serverNow) }),
@@ -97,7 +97,7 @@ function stateOf(view: LockView): string {
 }
 
 function expiryOf(view: LockView): string {
-  if (view.released) return 'released'
+  if (view.released || view.expiresAt === null) return 'released'
   if (view.expiresInMs === undefined) return view.expiresAt
   return view.expiresInMs >= 0
     ? `in ${duration(view.expiresInMs)}`

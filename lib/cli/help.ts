@@ -13,7 +13,7 @@ const EXIT_CODE_LABELS: Record<keyof typeof ExitCode, string> = {
   NotFound: 'no lock at the key',
   Refused: 'nothing written: the lock is not in a state that allows it (see --force)',
   Corrupted: 'the object is not a lock record (see reset)',
-  Configuration: 'no region, no credentials, or credentials refused',
+  Configuration: "no region, no credentials, credentials refused, or the store's SDK not installed",
   Interrupted: 'interrupted (watch exits 0 when interrupted)',
 }
 

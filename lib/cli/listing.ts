@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { describe } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
+import { ConfigurationError } from './exit-codes.js'
 
 /**
  * Finding lock keys, which the lock protocol never needs: S3 ListObjectsV2 under a prefix
@@ -49,6 +50,10 @@ export async function listS3Keys(
 /**
  * Every lock key in `table` that starts with `prefix`, sorted. A Scan reads the whole table
  * (its cost grows with the table, not with the matches): the filter only trims the answer.
+ * Every item has the table's partition key, so an item without the attribute named as such says
+ * the name is wrong (a table keyed `lock_id` listed as keyed `pk`): that is a
+ * `ConfigurationError`, not an empty list. The filter lets such items through to tell; this
+ * needs no other permission (DescribeTable would).
  */
 export async function listDynamoDBKeys(
   client: DynamoDBClient,
@@ -68,7 +73,7 @@ export async function listDynamoDBKeys(
           ProjectionExpression: '#key',
           ExpressionAttributeNames: { '#key': partitionKey },
           ...(prefix && {
-            FilterExpression: 'begins_with(#key, :prefix)',
+            FilterExpression: 'begins_with(#key, :prefix) OR attribute_not_exists(#key)',
             ExpressionAttributeValues: { ':prefix': { S: prefix } },
           }),
           ExclusiveStartKey: start,
@@ -79,6 +84,12 @@ export async function listDynamoDBKeys(
       ),
     )
     for (const item of page.Items ?? []) {
+      if (!(partitionKey in item)) {
+        throw new ConfigurationError(
+          `the items of table ${table} have no "${partitionKey}" attribute: it is not the table's partition ` +
+            "key; give the key's name with --partition-key NAME",
+        )
+      }
       const key = item[partitionKey]?.S
       if (key?.startsWith(prefix)) keys.add(key)
     }

@@ -59,8 +59,8 @@ export async function openStore(
 }
 
 async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJS.ProcessEnv) {
-  const { S3Client } = await import('@aws-sdk/client-s3')
-  const { S3LockStore } = await import('../s3/store.js')
+  const { S3Client } = await import('@aws-sdk/client-s3').catch(sdkMissing('--bucket', S3_SDK))
+  const { S3LockStore } = await import('../s3/store.js').catch(sdkMissing('--bucket', S3_SDK))
   const bucket = target.bucket ?? ''
   // The SDK's own variable, then the one this repository's scripts set for the local engine.
   const endpoint = target.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.S3_ENDPOINT
@@ -79,8 +79,12 @@ async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJ
 }
 
 async function openTable(target: StoreTarget, table: string, clients: StoreClients) {
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
-  const { DynamoDBLockStore } = await import('../dynamodb/store.js')
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb').catch(
+    sdkMissing('--table', DYNAMODB_SDK),
+  )
+  const { DynamoDBLockStore } = await import('../dynamodb/store.js').catch(
+    sdkMissing('--table', DYNAMODB_SDK),
+  )
   const { endpoint } = target
   const partitionKey = target.partitionKey ?? 'pk'
   const client = clients.dynamodb ?? new DynamoDBClient({ maxAttempts: 1, ...(endpoint && { endpoint }) })
@@ -98,6 +102,24 @@ async function openTable(target: StoreTarget, table: string, clients: StoreClien
     close: () => {
       if (!clients.dynamodb) client.destroy()
     },
+  }
+}
+
+const S3_SDK = '@aws-sdk/client-s3'
+const DYNAMODB_SDK = '@aws-sdk/client-dynamodb'
+
+/**
+ * The SDK clients are peer dependencies (DynamoDB's optional), which the project may not have
+ * installed: say which one to install, in a line, rather than print Node's resolution stack.
+ * Any other failure to load is rethrown as it is.
+ */
+function sdkMissing(option: string, sdk: string): (error: unknown) => never {
+  return (error) => {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String(error).includes(`'${sdk}'`)) throw error
+    throw new ConfigurationError(`${option} needs ${sdk}, which is not installed: npm install ${sdk}`, {
+      cause: error,
+    })
   }
 }
 

@@ -165,12 +165,23 @@ export const ConfigurationReason = {
   NoCredentials: 'no-credentials',
   /** The service refused the credentials: an unknown access key, a wrong secret, an expired session. */
   CredentialsRefused: 'credentials-refused',
+  /**
+   * An S3 client on a custom endpoint (LocalStack, MinIO, a local engine) put the bucket in the
+   * host name (virtual-hosted style), which does not resolve: it needs `forcePathStyle: true`.
+   */
+  BucketHostUnresolved: 'bucket-host-unresolved',
+  /**
+   * DynamoDB refused the key the store sent: the table's key is not the partition key (and sort
+   * key) the store was given, so every request fails alike until `partitionKey` is set right.
+   */
+  KeySchema: 'key-schema',
 } as const
 export type ConfigurationReason = (typeof ConfigurationReason)[keyof typeof ConfigurationReason]
 
 /**
- * The store's client is not configured to reach it: no region, no credentials, or credentials
- * the service refuses. Never retryable (`retryable` is false): no second try can fix it, so the
+ * The store's client is not configured to reach it: no region, no credentials, credentials the
+ * service refuses, (S3) a custom endpoint addressed in a way it does not serve, or (DynamoDB) a
+ * table keyed otherwise than the store was told. Never retryable (`retryable` is false): no second try can fix it, so the
  * lock fails its first call at once instead of reporting a store that "kept failing".
  */
 export class LockConfigurationError extends LockStoreError {

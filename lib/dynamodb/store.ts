@@ -11,7 +11,7 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { type Attributes, UnrepresentableError } from './attributes.js'
-import { classifyDynamoDBError, DynamoDBErrorKind } from './errors.js'
+import { classifyDynamoDBError, DynamoDBErrorKind, keySchemaError } from './errors.js'
 import {
   type ItemLayout,
   itemFor,
@@ -22,7 +22,21 @@ import {
   withoutKey,
 } from './item.js'
 
-export interface DynamoDBLockStoreOptions {
+/**
+ * The options, unless @aws-sdk/client-dynamodb (an optional peer dependency) is not installed:
+ * then a consumer's compiler, under `skipLibCheck`, takes the SDK's types for `any` and would let
+ * `new DynamoDBLockStore(...)` type-check only to fail at run time. `[T] extends [string]` holds
+ * for `any` alone, so then no object fits, and tsc names the package in the missing property.
+ */
+export type DynamoDBLockStoreOptions = StoreOptions &
+  ([DynamoDBClient] extends [string] ? DynamoDBSdkNotInstalled : unknown)
+
+/** What the options demand when the SDK is missing: its name, as a property no object has. */
+export interface DynamoDBSdkNotInstalled {
+  readonly '@aws-sdk/client-dynamodb is not installed: npm install @aws-sdk/client-dynamodb': never
+}
+
+interface StoreOptions {
   /**
    * The client to send with. Give it `maxAttempts: 1` unless you know why not: the lock retries
    * by itself, and an SDK retry of a conditional write makes its answer ambiguous.
@@ -261,6 +275,7 @@ export class DynamoDBLockStore implements LockStore {
       const what = `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName}`
       throw (
         (!timedOut && configurationError(error, what, key)) ||
+        keySchemaError(error, this.#layout, what, key) ||
         new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
           key,
           retryable: kind === DynamoDBErrorKind.Transient,

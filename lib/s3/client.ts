@@ -1,7 +1,7 @@
 import {
-  type GetObjectCommand,
+  GetObjectCommand,
   type GetObjectCommandOutput,
-  type HeadObjectCommand,
+  HeadObjectCommand,
   type HeadObjectCommandOutput,
   type PutObjectCommand,
   type PutObjectCommandOutput,
@@ -10,7 +10,7 @@ import {
 import { configurationError } from '../aws/configuration.js'
 import { describe, type SdkClient, type SendTimedOptions, sendTimed } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
-import { classifyS3Error, S3ErrorKind } from './errors.js'
+import { bucketHostError, classifyS3Error, S3ErrorKind } from './errors.js'
 
 export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 
@@ -68,10 +68,10 @@ export async function sendS3<C extends S3Command>(
   const { error, timedOut, retried, serverDate } = sent
   const kind = timedOut ? S3ErrorKind.Transient : classifyS3Error(error)
   if (kind === S3ErrorKind.Transient || kind === S3ErrorKind.Fatal) {
-    const operation = command.constructor.name.replace(/Command$/, '')
-    const what = `${options.caller ?? 'S3'} ${operation} on s3://${options.bucket}/${options.key}`
+    const what = `${options.caller ?? 'S3'} ${operationOf(command)} on s3://${options.bucket}/${options.key}`
     throw (
       configurationError(error, what, options.key) ??
+      bucketHostError(error, options.bucket, what, options.key) ??
       new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
         key: options.key,
         retryable: kind === S3ErrorKind.Transient,
@@ -80,4 +80,14 @@ export async function sendS3<C extends S3Command>(
     )
   }
   return { kind, error, retried, serverDate }
+}
+
+/**
+ * The API name of `command`, written out: a minifier renames classes, so `constructor.name` says
+ * `ic` in a bundle instead of `GetObjectCommand`.
+ */
+function operationOf(command: S3Command): 'GetObject' | 'HeadObject' | 'PutObject' {
+  if (command instanceof GetObjectCommand) return 'GetObject'
+  if (command instanceof HeadObjectCommand) return 'HeadObject'
+  return 'PutObject'
 }

@@ -1,5 +1,6 @@
 import { configurationReason } from '../aws/configuration.js'
 import { NETWORK_ERROR_CODES } from '../aws/errors.js'
+import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 
 /** What an S3 error means for the protocol. */
 export const S3ErrorKind = {
@@ -72,4 +73,34 @@ export function classifyS3Error(error: unknown): S3ErrorKind {
   if (status === undefined && error instanceof Error && !(error instanceof TypeError))
     return S3ErrorKind.Transient
   return S3ErrorKind.Fatal
+}
+
+/** AWS's own S3 host names: every bucket's name resolves there, so a miss is DNS failing for now. */
+const AWS_HOST = /\.amazonaws\.com(\.cn)?$/
+
+/**
+ * A `LockConfigurationError` when `error` says that the bucket's own host name does not resolve:
+ * the client addresses the bucket virtual-hosted style (`<bucket>.<endpoint host>`, the SDK's
+ * default), which a custom endpoint such as LocalStack, MinIO or a local engine rarely serves.
+ * No retry helps: the fix is a path-style client. Undefined for any other error.
+ */
+export function bucketHostError(
+  error: unknown,
+  bucket: string,
+  what: string,
+  key: string,
+): LockConfigurationError | undefined {
+  const { code, hostname } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown
+    hostname?: unknown
+  }
+  if (code !== 'ENOTFOUND' || typeof hostname !== 'string') return undefined
+  if (!hostname.startsWith(`${bucket}.`) || AWS_HOST.test(hostname)) return undefined
+  return new LockConfigurationError(
+    `the bucket's host name ${hostname} does not resolve (getaddrinfo ENOTFOUND): ${what} addressed ` +
+      'the bucket virtual-hosted style, which a custom endpoint (LocalStack, MinIO, a local engine) ' +
+      'rarely serves; give the store a path-style client: ' +
+      'new S3LockStore({ bucket, s3: new S3Client({ forcePathStyle: true }) })',
+    { key, reason: ConfigurationReason.BucketHostUnresolved, cause: error },
+  )
 }

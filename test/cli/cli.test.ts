@@ -60,6 +60,26 @@ describe('lambda-singleton inspect, on a real S3 engine', () => {
     })
   })
 
+  it('suggests the key under locks/, where the handlers keep their locks, for a key without it', async () => {
+    await acquire('locks/nightly-report', { ttlMs: 600_000 })
+    expect(await cli('inspect', ...at('nightly-report'))).toEqual({
+      code: ExitCode.NotFound,
+      out: '',
+      err:
+        `LockNotFoundError: no lock at s3://${bucket}/nightly-report; ` +
+        'the handlers lock locks/<function name> by default: try --key locks/nightly-report',
+    })
+  })
+
+  it('shows a released lock in JSON with no expiry (not the epoch), as the text says "released"', async () => {
+    await (await acquire('locks/done', { owner: 'done-run' }))?.release()
+    const text = await cli('inspect', ...at('locks/done'))
+    expect(text.out).toMatch(/^expires\s+released$/m)
+    const shown = JSON.parse((await cli('inspect', ...at('locks/done'), '--json')).out)
+    expect(shown).toMatchObject({ key: 'locks/done', held: false, released: true, expiresAt: null })
+    expect(shown).not.toHaveProperty('expiresInMs')
+  })
+
   it('tells refused credentials from a missing lock, though S3 answers 403 to both', async () => {
     const target = inject('s3')
     const stranger = new S3Client({

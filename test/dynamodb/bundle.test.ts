@@ -18,7 +18,7 @@ beforeAll(async () => {
 
 afterAll(() => client.destroy())
 
-async function invoke(event: unknown): Promise<unknown> {
+async function invoke(event: unknown, lockTable = tableName): Promise<unknown> {
   const target = inject('dynamodb')
   return invokeBundle(bundle.path, event, {
     AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
@@ -26,7 +26,7 @@ async function invoke(event: unknown): Promise<unknown> {
     AWS_ACCESS_KEY_ID: target.accessKeyId,
     AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
     LAMBDA_SINGLETON_STORE: 'dynamodb',
-    LAMBDA_SINGLETON_TABLE: tableName,
+    LAMBDA_SINGLETON_TABLE: lockTable,
     LAMBDA_SINGLETON_PARTITION_KEY: 'lock_id',
   })
 }
@@ -52,5 +52,17 @@ describe('a handler bound to a LockTable, bundled like the construct bundles it'
     const next = await invoke({ ...tick, scheduledTime: '2026-11-22T06:00:00Z' })
     expect(next).toEqual({ token: expect.any(Number) })
     expect((next as { token: number }).token).toBeGreaterThan(token)
+  })
+
+  it('names the DynamoDB operation that failed by its API name, which minifying does not mangle', async () => {
+    const failed = await invoke({}, `no-such-table-${tableName}`).then(
+      (result) => new Error(`it ran: ${JSON.stringify(result)}`),
+      (error: { stderr?: string }) => error,
+    )
+    const { stderr } = failed as { stderr?: string }
+    expect(stderr).toMatch(/errorType: 'LockStoreError'/)
+    expect(stderr).toMatch(
+      /errorMessage: 'DynamoDB GetItem of \\?"locks\/handler\\?" in no-such-table-\S+ failed: ResourceNotFoundException/,
+    )
   })
 })

@@ -19,14 +19,14 @@ beforeAll(async () => {
 afterAll(() => s3.destroy())
 
 /** One invocation of the bundle in its own Node process, as Lambda would run it. */
-async function invoke(event: unknown): Promise<unknown> {
+async function invoke(event: unknown, lockBucket = bucket): Promise<unknown> {
   const target = inject('s3')
   return invokeBundle(bundle.path, event, {
     AWS_ENDPOINT_URL_S3: target.endpoint,
     AWS_REGION: target.region,
     AWS_ACCESS_KEY_ID: target.accessKeyId,
     AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-    LAMBDA_SINGLETON_BUCKET: bucket,
+    LAMBDA_SINGLETON_BUCKET: lockBucket,
     DATA_BUCKET: bucket,
   })
 }
@@ -55,5 +55,17 @@ describe('functions/nightly-report.ts bundled like the construct bundles it', ()
     const lock = await getRecord(s3, bucket, 'locks/handler')
     expect(lock).toMatchObject({ token, run: 1, expires_at: 0, last_run: '2026-11-21T03:00:00Z' })
     expect(await invoke(tick)).toMatchObject({ skipped: true, reason: 'duplicate' })
+  })
+
+  it('names the S3 operation that failed by its API name, which minifying does not mangle', async () => {
+    const failed = await invoke({}, `no-such-bucket-${bucket}`).then(
+      (result) => new Error(`it ran: ${JSON.stringify(result)}`),
+      (error: { stderr?: string }) => error,
+    )
+    const { stderr } = failed as { stderr?: string }
+    expect(stderr).toMatch(/errorType: 'LockStoreError'/)
+    expect(stderr).toMatch(
+      /errorMessage: 'S3 GetObject on s3:\/\/no-such-bucket-\S+\/locks\/handler failed: NoSuchBucket/,
+    )
   })
 })
