@@ -40,6 +40,8 @@ export default defineConfig({
       'test/s3/**',
       'test/dynamodb/**',
       'test/docs/**',
+      // Runs the CLI in a child process with a package hidden: nothing mutated runs in this one.
+      'test/cli/missing-sdk.unit.test.ts',
       // The lifecycle's behaviour suite (test/lifecycle/behaviour.ts) runs once here, through
       // the Middy adapter (test/middy/singleton.unit.test.ts, which adds its own specs). Through
       // withSingleton it ran the same specs a second time and killed no mutant the first had not.
