@@ -28,6 +28,25 @@ describe('singleton() options', () => {
     expect(() => singleton(options)).toThrow(LockOptionsError)
   })
 
+  it('blames a default heartbeat that does not fit on what the user set, and says what to change', () => {
+    // ttlMs 2500 with the default margin (2000) leaves 500 ms; the default heartbeat is 833.
+    expect(() => singleton({ ttlMs: 2_500 })).toThrow(
+      'singleton(): ttlMs 2500 leaves 500 ms above the clock-skew margin (clockSkewMarginMs 2000, the default): ' +
+        'the default heartbeat, a third of ttlMs (833 ms), does not fit in it; raise ttlMs to at least 3001, ' +
+        'lower clockSkewMarginMs, or set heartbeatMs below 500',
+    )
+    expect(() => singleton({ ttlMs: 2_500, clockSkewMarginMs: 1_000 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 2_500, heartbeatMs: 499 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 3_001 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 3_000 })).toThrow(/raise ttlMs to at least 3001/)
+  })
+
+  it('names the numbers when a heartbeat the user set does not fit', () => {
+    expect(() => singleton({ ttlMs: 3_000, heartbeatMs: 5_000, clockSkewMarginMs: 1_000 })).toThrow(
+      'singleton(): heartbeatMs must be positive and below ttlMs - clockSkewMarginMs (3000 - 1000 = 2000 ms), got 5000',
+    )
+  })
+
   it('is made without a store or an environment (importing a handler in a test works)', () => {
     expect(() => singleton()).not.toThrow()
   })
