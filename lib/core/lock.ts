@@ -104,11 +104,8 @@ export type Acquisition =
   | { readonly status: typeof AcquireStatus.Acquired; readonly lease: Lease }
   | {
       readonly status: typeof AcquireStatus.Held
-      /**
-       * The record that showed the lock held. Undefined when we lost a race for the write: the
-       * winner's record was not read, since naming it would cost one more request.
-       */
-      readonly holder: LockRecord | undefined
+      /** The record that showed the lock held; after a lost race for the write, the winner's. */
+      readonly holder: LockRecord
     }
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 
@@ -332,9 +329,11 @@ export class Lock {
             deniedOnce = true
             break // it exists after all: read it
           }
-          // Another contender won this round; naming it would cost another read.
-          if (!fromCache) return { status: AcquireStatus.Held, holder: undefined }
-          break // our cache was stale: read what is there now
+          // Another contender won this round, or our cache was stale: read what is there now. The
+          // next round names the winner as the holder (one read, paid only by a loser of a race;
+          // none when settling an ambiguous write read it already), or takes the lock if the
+          // winner has already released it.
+          break
         case WriteStatus.Conflict:
           await context.pause(round, signal)
           break

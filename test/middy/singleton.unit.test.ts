@@ -2,7 +2,12 @@ import middy from '@middy/core'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { LockOptionsError, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
-import { type SingletonContext, type SingletonState, singleton } from '../../lib/middy/index.js'
+import {
+  type SingletonContext,
+  type SingletonState,
+  type SkipResult,
+  singleton,
+} from '../../lib/middy/index.js'
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
 import { ManualClock } from '../support/sim-clock.js'
 import { simContext } from '../support/sim-lambda.js'
@@ -45,6 +50,16 @@ describe('singleton() options', () => {
     expect(() => singleton({ ttlMs: 3_000, heartbeatMs: 5_000, clockSkewMarginMs: 1_000 })).toThrow(
       'singleton(): heartbeatMs must be positive and below ttlMs - clockSkewMarginMs (3000 - 1000 = 2000 ms), got 5000',
     )
+  })
+
+  it('types a held skip with its holder, token and until, and a duplicate with no until', () => {
+    type Held = Extract<SkipResult, { reason: 'held' }>
+    type Duplicate = Extract<SkipResult, { reason: 'duplicate' }>
+    expectTypeOf<Held['holder']>().toEqualTypeOf<string>()
+    expectTypeOf<Held['token']>().toEqualTypeOf<number>()
+    expectTypeOf<Held['until']>().toEqualTypeOf<string>()
+    expectTypeOf<Duplicate['until']>().toEqualTypeOf<undefined>()
+    expectTypeOf<SkipResult['tick']>().toEqualTypeOf<string | undefined>()
   })
 
   it('is made without a store or an environment (importing a handler in a test works)', () => {
