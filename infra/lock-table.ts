@@ -11,10 +11,11 @@ import { type BindOptions, bindLockKey } from './private/lock-key.js'
 import { acknowledgeWildcardAction } from './private/nag.js'
 
 /**
- * What a lock holder does with the table: read a lock record, and write it conditionally
- * (create-if-absent, replace-if-version). No delete, no query, no scan.
+ * What a lock holder does with the table: read a lock record (GetItem, also the clock probe, a
+ * GetItem of the key alone), and write it conditionally (create-if-absent, replace-if-version:
+ * both PutItem). The store sends nothing else: no UpdateItem, no delete, no query, no scan.
  */
-export const TABLE_LOCK_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] as const
+export const TABLE_LOCK_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const
 
 /**
  * What a lock holder may do with a customer managed KMS key of the table, through DynamoDB:
@@ -173,8 +174,8 @@ export class LockTable extends Construct {
   }
 
   /**
-   * Lets `grantee` take, renew and release locks: `dynamodb:GetItem`, `dynamodb:PutItem` and
-   * `dynamodb:UpdateItem` on the table, only for items whose partition key starts with the key
+   * Lets `grantee` take, renew and release locks: `dynamodb:GetItem` and `dynamodb:PutItem` on
+   * the table, only for items whose partition key starts with the key
    * prefix (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`), plus the use of the table's
    * customer managed KMS key, if any. No delete, no query or scan, no other item.
    *

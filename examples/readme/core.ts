@@ -9,7 +9,7 @@ type Work = (token: number, signal: AbortSignal) => Promise<void>
 // lock.run: acquire, renew every 20 s, abort the signal the moment the lease is lost, release.
 export async function rebuildIndex(work: Work) {
   const result = await lock.run((lease) => work(lease.token, lease.signal), { heartbeatMs: 20_000 })
-  if (result.status === 'held') console.log(`busy: held by ${result.holder?.owner ?? 'another run'}`)
+  if (result.status === 'held') console.log(`busy: held by ${result.holder.owner}`)
 }
 
 // The same steps by hand, waiting up to 30 s for the lock.

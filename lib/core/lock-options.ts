@@ -93,11 +93,8 @@ export type Acquisition =
   | { readonly status: typeof AcquireStatus.Acquired; readonly lease: Lease }
   | {
       readonly status: typeof AcquireStatus.Held
-      /**
-       * The record that showed the lock held. Undefined when we lost a race for the write: the
-       * winner's record was not read, since naming it would cost one more request.
-       */
-      readonly holder: LockRecord | undefined
+      /** The record that showed the lock held; after a lost race for the write, the winner's. */
+      readonly holder: LockRecord
     }
   | { readonly status: typeof AcquireStatus.Skipped; readonly record: LockRecord }
 

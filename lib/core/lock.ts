@@ -234,9 +234,11 @@ export class Lock {
             deniedOnce = true
             break // it exists after all: read it
           }
-          // Another contender won this round; naming it would cost another read.
-          if (!fromCache) return { status: AcquireStatus.Held, holder: undefined }
-          break // our cache was stale: read what is there now
+          // Another contender won this round, or our cache was stale: read what is there now. The
+          // next round names the winner as the holder (one read, paid only by a loser of a race;
+          // none when settling an ambiguous write read it already), or takes the lock if the
+          // winner has already released it.
+          break
         case WriteStatus.Conflict:
           await context.pause(round, signal)
           break

@@ -33,7 +33,16 @@ export async function runExclusive<T>(
 ): Promise<RunResult<T>> {
   const ttlMs = options.ttlMs ?? lock.ttlMs
   const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs(ttlMs)
-  validateTiming({ ttlMs, heartbeatMs, clockSkewMarginMs: lock.clockSkewMarginMs }, 'run', lock.key)
+  validateTiming(
+    {
+      ttlMs,
+      heartbeatMs,
+      heartbeatIsDefault: options.heartbeatMs === undefined,
+      clockSkewMarginMs: lock.clockSkewMarginMs,
+    },
+    'run',
+    lock.key,
+  )
   const acquisition = await lock.attempt(options)
   if (acquisition.status !== AcquireStatus.Acquired) return acquisition
   const { lease } = acquisition

@@ -15,6 +15,11 @@ export interface LeaseTiming {
   readonly clockSkewMarginMs?: number
   /** Renewal period; needs `ttlMs`. */
   readonly heartbeatMs?: number
+  /**
+   * `heartbeatMs` is the default (a third of `ttlMs`), not the caller's: a refusal then names
+   * what the caller did set (`ttlMs`, the margin) and what to change, not a value never written.
+   */
+  readonly heartbeatIsDefault?: boolean
   /** How long to wait for a held lock. */
   readonly waitMs?: number
 }
@@ -39,8 +44,16 @@ export function validateTiming(timing: LeaseTiming, where: string, key?: string)
   }
   if (heartbeatMs !== undefined) {
     if (ttlMs === undefined) fail('heartbeatMs needs ttlMs')
-    if (!(Number.isFinite(heartbeatMs) && heartbeatMs > 0 && heartbeatMs < (ttlMs as number) - margin)) {
-      fail(`heartbeatMs must be positive and below ttlMs - clockSkewMarginMs, got ${heartbeatMs}`)
+    const room = (ttlMs as number) - margin
+    if (!(Number.isFinite(heartbeatMs) && heartbeatMs > 0 && heartbeatMs < room)) {
+      const marginSaid = `clockSkewMarginMs ${margin}${timing.clockSkewMarginMs === undefined ? ', the default' : ''}`
+      fail(
+        timing.heartbeatIsDefault
+          ? `ttlMs ${ttlMs} leaves ${room} ms above the clock-skew margin (${marginSaid}): the default ` +
+              `heartbeat, a third of ttlMs (${heartbeatMs} ms), does not fit in it; raise ttlMs to at ` +
+              `least ${minTtlForDefaultHeartbeat(margin)}, lower clockSkewMarginMs, or set heartbeatMs below ${room}`
+          : `heartbeatMs must be positive and below ttlMs - clockSkewMarginMs (${ttlMs} - ${margin} = ${room} ms), got ${heartbeatMs}`,
+      )
     }
   }
   if (waitMs !== undefined && !(Number.isFinite(waitMs) && waitMs >= 0)) {
@@ -51,4 +64,11 @@ export function validateTiming(timing: LeaseTiming, where: string, key?: string)
 /** The default renewal period: three tries before the lease would run out. */
 export function defaultHeartbeatMs(ttlMs: number): number {
   return Math.floor(ttlMs / 3)
+}
+
+/** The shortest ttl whose default heartbeat is positive and below ttl - margin (about 1.5 margins). */
+export function minTtlForDefaultHeartbeat(margin: number): number {
+  let ttlMs = Math.max(3, Math.floor(margin * 1.5) - 2)
+  while (!(defaultHeartbeatMs(ttlMs) > 0 && defaultHeartbeatMs(ttlMs) < ttlMs - margin)) ttlMs++
+  return ttlMs
 }

@@ -12,5 +12,11 @@ export type { SingletonMetricsOptions } from './metrics.js'
 export { OnHeld, type SingletonOptions } from './options.js'
 export { Outcome, type OutcomeEvent } from './outcome.js'
 export type { SingletonRun } from './run.js'
-export { isSkipResult, SkipReason, type SkipResult } from './skip.js'
+export {
+  type DuplicateSkipResult,
+  type HeldSkipResult,
+  isSkipResult,
+  SkipReason,
+  type SkipResult,
+} from './skip.js'
 export { isTickDone, tickIdOf } from './tick.js'

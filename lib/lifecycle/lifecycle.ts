@@ -143,20 +143,18 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
 
   #held(
     report: Report,
-    { key, holder, tick, waitMs }: { key: string; holder?: LockRecord; tick?: string; waitMs: number },
+    { key, holder, tick, waitMs }: { key: string; holder: LockRecord; tick?: string; waitMs: number },
   ): RunStart {
     report('info', 'skipped: lock held by another run', {
       outcome: Outcome.Skipped,
       key,
-      ...(holder && { token: holder.token, owner: holder.owner }),
+      token: holder.token,
+      owner: holder.owner,
       ...(tick && { tick }),
       waitMs,
     })
     if (this.#config.onHeld === OnHeld.Throw) {
-      throw new LockHeldError(`Lock "${key}" is held by ${holder?.owner ?? 'another run'}`, {
-        key,
-        ...(holder && { holder }),
-      })
+      throw new LockHeldError(`Lock "${key}" is held by ${holder.owner}`, { key, holder })
     }
     return { status: 'skipped', result: skipResult(SkipReason.Held, key, holder, tick) }
   }

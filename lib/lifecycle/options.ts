@@ -106,7 +106,16 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   if (!Object.values(OnHeld).includes(onHeld)) fail(`onHeld must be 'skip' or 'throw', got ${String(onHeld)}`)
   // The default heartbeat is checked like a given one: a ttl too short for it can never work.
   const heartbeatMs = options.heartbeatMs ?? (ttlMs === undefined ? undefined : defaultHeartbeatMs(ttlMs))
-  validateTiming({ ttlMs, clockSkewMarginMs, waitMs, heartbeatMs }, where)
+  validateTiming(
+    {
+      ttlMs,
+      clockSkewMarginMs: options.clockSkewMarginMs,
+      waitMs,
+      heartbeatMs,
+      heartbeatIsDefault: options.heartbeatMs === undefined,
+    },
+    where,
+  )
   if (options.tickId !== undefined && options.tickId !== false && typeof options.tickId !== 'function') {
     fail('tickId must be a function or false')
   }

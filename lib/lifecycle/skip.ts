@@ -8,19 +8,40 @@ export const SkipReason = {
 } as const
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason]
 
-/** The response of an invocation that did not run its handler. */
-export interface SkipResult {
+/** What every skip says: which lock, and which tick (when the event names one). */
+interface SkipCommon {
   readonly skipped: true
-  readonly reason: SkipReason
   readonly key: string
-  /** The holder (held) or last holder (duplicate); undefined when a race was lost unread. */
-  readonly holder: string | undefined
-  /** The holder's fencing token. */
-  readonly token: number | undefined
-  /** Until when the holder's lease runs, ISO 8601 (held only). */
-  readonly until: string | undefined
   readonly tick: string | undefined
 }
+
+/**
+ * Another run holds the lock. Always names it: a contender that lost the race for the write
+ * reads the record once more to find the winner.
+ */
+export interface HeldSkipResult extends SkipCommon {
+  readonly reason: typeof SkipReason.Held
+  /** The holder's owner (function name and request id, or host and pid). */
+  readonly holder: string
+  /** The holder's fencing token. */
+  readonly token: number
+  /** Until when the holder's lease runs, ISO 8601 (by its record; a crashed holder's ends then). */
+  readonly until: string
+}
+
+/** This tick already completed (or a later one did). */
+export interface DuplicateSkipResult extends SkipCommon {
+  readonly reason: typeof SkipReason.Duplicate
+  /** The owner in the record as read: the run that completed the tick, or one of a later tick. */
+  readonly holder: string
+  /** That owner's fencing token. */
+  readonly token: number
+  /** Not given: a duplicate is known from the record's last run, whoever may hold the lock now. */
+  readonly until: undefined
+}
+
+/** The response of an invocation that did not run its handler; `reason` tells which. */
+export type SkipResult = HeldSkipResult | DuplicateSkipResult
 
 export function isSkipResult(value: unknown): value is SkipResult {
   return typeof value === 'object' && value !== null && (value as { skipped?: unknown }).skipped === true
@@ -29,17 +50,11 @@ export function isSkipResult(value: unknown): value is SkipResult {
 export function skipResult(
   reason: SkipReason,
   key: string,
-  holder: LockRecord | undefined,
+  holder: LockRecord,
   tick: string | undefined,
 ): SkipResult {
-  return {
-    skipped: true,
-    reason,
-    key,
-    holder: holder?.owner,
-    token: holder?.token,
-    until:
-      reason === SkipReason.Held && holder ? new Date(holder.expires_at * 1000).toISOString() : undefined,
-    tick,
-  }
+  const common = { skipped: true, key, holder: holder.owner, token: holder.token, tick } as const
+  return reason === SkipReason.Held
+    ? { ...common, reason, until: new Date(holder.expires_at * 1000).toISOString() }
+    : { ...common, reason, until: undefined }
 }

@@ -72,8 +72,10 @@ describe('a create whose outcome is unknown', () => {
       memory.putRaw(KEY, other)
       return 'transient'
     })
-    expect(await lock().attempt()).toEqual({ status: 'held', holder: undefined })
+    // The read-back that settled the write named the winner: no read more.
+    expect(await lock().attempt()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
     expect(store.count('create')).toBe(1)
+    expect(store.count('read')).toBe(2)
     expect(record()).toMatchObject({ owner: 'other' })
   })
 
@@ -105,14 +107,14 @@ describe('a create whose outcome is unknown', () => {
     expect(store.calls).toEqual(['read', 'create', 'read', 'create', 'read'])
   })
 
-  it('takes a plain 412 on its first try as a lost race, without reading back', async () => {
+  it('takes a plain 412 on its first try as a lost race, and reads once to name the winner', async () => {
     const { store, lock, other } = setup()
     store.script('create', (memory) => {
       memory.putRaw(KEY, other)
       return 'ok' // the create itself now fails its condition
     })
-    expect(await lock().attempt()).toEqual({ status: 'held', holder: undefined })
-    expect(store.calls).toEqual(['read', 'create'])
+    expect(await lock().attempt()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
+    expect(store.calls).toEqual(['read', 'create', 'read'])
   })
 })
 

@@ -112,6 +112,14 @@ describe('lock.run', () => {
     expect(store.calls).toEqual([])
   })
 
+  it('blames a default heartbeat that does not fit on the ttl given, not on a heartbeat never given', async () => {
+    const { clock, lock } = setup()
+    await expect(clock.run(lock().run(async () => 1, { ttlMs: 1_400 }))).rejects.toThrow(
+      'run: ttlMs 1400 leaves 400 ms above the clock-skew margin (clockSkewMarginMs 1000): the default heartbeat, ' +
+        'a third of ttlMs (466 ms), does not fit in it; raise ttlMs to at least 1501',
+    )
+  })
+
   it('aborts the routine’s signal when the lease is taken over, and rejects with that loss though the routine finished', async () => {
     const { clock, store, lock, record } = setup()
     let thief = 0

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { LockOptionsError } from '../../lib/core/errors.js'
-import { defaultHeartbeatMs, type LeaseTiming, validateTiming } from '../../lib/core/timing.js'
+import {
+  defaultHeartbeatMs,
+  type LeaseTiming,
+  minTtlForDefaultHeartbeat,
+  validateTiming,
+} from '../../lib/core/timing.js'
 
 const DAY = 24 * 3_600_000
 
@@ -46,6 +51,19 @@ describe('the timing rules every entry point applies', () => {
   it('names the key of the lock it was checking, when there is one', () => {
     expect(refusal({ ttlMs: 1 }, 'jobs/x')).toMatchObject({ key: 'jobs/x' })
     expect(refusal({ ttlMs: 1 })).toMatchObject({ key: undefined })
+  })
+
+  it('names the smallest ttl whose default heartbeat fits above the margin', () => {
+    for (const margin of [0, 1, 2, 3, 1_000, 1_999, 2_000, 600_000]) {
+      const least = minTtlForDefaultHeartbeat(margin)
+      expect(
+        refusal({ ttlMs: least, heartbeatMs: defaultHeartbeatMs(least), clockSkewMarginMs: margin }),
+      ).toBe(undefined)
+      const below = least - 1
+      const timing = { ttlMs: below, heartbeatMs: defaultHeartbeatMs(below), clockSkewMarginMs: margin }
+      expect(refusal({ ...timing, heartbeatIsDefault: true })).toBeInstanceOf(LockOptionsError)
+    }
+    expect(minTtlForDefaultHeartbeat(2_000)).toBe(3_001)
   })
 
   it('renews three times per lease by default', () => {

@@ -22,6 +22,16 @@ describe('README', () => {
     expect(commands).toEqual(['bash scripts/demo.sh', 'npm test'])
   })
 
+  it('tells a CDK user to install esbuild, which cdk synth needs to bundle a ScheduledSingletonFunction', () => {
+    const install = readme.slice(
+      readme.indexOf('## Install'),
+      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
+    )
+    const commands = install.match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
+    expect(commands).toMatch(/^npm install (--save-dev|-D) esbuild\b/m)
+    expect(install).toMatch(/`cdk synth`[^.]*esbuild/)
+  })
+
   it('shows TypeScript only from files the type check covers', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(5)
     const untraced = [...readme.matchAll(/```ts\n(?!\/\/ \S+)/g)]

@@ -1,9 +1,11 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TABLE_LOCK_ACTIONS } from '../../infra/lock-table.js'
 import { LockCorruptedError } from '../../lib/core/errors.js'
 import { Lock } from '../../lib/core/lock.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { freshTable, getItem, putItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { countRequests } from '../support/requests.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
 let client: DynamoDBClient
@@ -23,6 +25,23 @@ const lockOn = (key: string) => new Lock({ store: new DynamoDBLockStore({ client
 const now = () => storeTime(new DynamoDBLockStore({ client, tableName }))
 
 describe('Lock on DynamoDB Local', () => {
+  it('sends only the operations LockTable.grant allows, and needs each of them', async () => {
+    const counted = testDynamoDBClient()
+    const requests = countRequests(counted)
+    const key = freshKey('granted')
+    const store = () => new DynamoDBLockStore({ client: counted, tableName })
+    // Take (create), find it held, renew, checkpoint, release, take the released lock again.
+    const lease = await new Lock({ store: store(), key }).tryAcquire()
+    expect(await new Lock({ store: store(), key }).tryAcquire()).toBeNull()
+    await lease?.renew()
+    await lease?.checkpoint({ done: 1 })
+    await lease?.release()
+    await (await new Lock({ store: store(), key }).tryAcquire())?.release()
+    counted.destroy()
+    const sent = [...requests.byOperation.keys()].map((operation) => `dynamodb:${operation}`).sort()
+    expect(sent).toEqual([...TABLE_LOCK_ACTIONS].sort())
+  })
+
   it('grants exactly one of 10 concurrent tryAcquire calls', async () => {
     const key = freshKey('race')
     const before = await now()

@@ -44,7 +44,7 @@ function statementsOf(template: Template): Statement[] {
 /** The lock statement `grant()` adds, for a table ARN and a key prefix. */
 const lockStatement = (tableArn: unknown, prefix: string) => ({
   Effect: 'Allow',
-  Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
   Resource: tableArn,
   Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': `${prefix}*` } },
 })
@@ -152,9 +152,9 @@ describe('LockTable: a created table', () => {
 })
 
 describe('LockTable.grant()', () => {
-  it('gives exactly GetItem, PutItem and UpdateItem on the table, for partition keys under the prefix', () => {
+  it('gives exactly GetItem and PutItem (all the store sends) on the table, for partition keys under the prefix', () => {
     expect(statementsOf(shared.template)).toEqual([lockStatement(tableArn, 'locks/')])
-    expect([...TABLE_LOCK_ACTIONS]).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'])
+    expect([...TABLE_LOCK_ACTIONS]).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem'])
   })
 
   it('follows a custom prefix in the LeadingKeys condition', () => {

@@ -88,13 +88,30 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       await clock.run(first)
     })
 
-    it('costs a loser of a race one read and one write, and no read to name the winner', async () => {
-      const { clock, wrap, context, memory } = world(adapter)
+    it('names the winner to a loser of the race for the write, as the README promises, for one read more', async () => {
+      const { clock, wrap, context, memory, record } = world(adapter)
       const handler = wrap(async () => clock.sleep(1_000))
       const before = { ...memory.requests }
-      await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
-      // Winner: read + create + release; loser: read + create.
-      expect(memory.requests.read - before.read).toBe(2)
+      const start = clock.now()
+      // Both read the lock absent, both try to create it: one wins, the other loses the write.
+      const results = await clock.run(
+        Promise.all([handler({}, context({ requestId: 'a' })), handler({}, context({ requestId: 'b' }))]),
+      )
+      const [lost] = results.filter(isSkipResult)
+      const winner = record()
+      expect(lost).toEqual({
+        skipped: true,
+        reason: 'held',
+        key: KEY,
+        holder: winner.owner,
+        token: winner.token,
+        until: expect.any(String),
+        tick: undefined,
+      })
+      expect(['nightly-report/a', 'nightly-report/b']).toContain(lost?.holder)
+      expect(Date.parse(lost?.until ?? '')).toBeGreaterThan(start) // the winner's lease, as it was read
+      // Winner: read + create + release; loser: read + create + one read to name the winner.
+      expect(memory.requests.read - before.read).toBe(3)
       expect(memory.requests.create - before.create).toBe(2)
       expect(memory.requests.replace - before.replace).toBe(1)
     })

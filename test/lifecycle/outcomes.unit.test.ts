@@ -63,11 +63,18 @@ describe('outcomes and log lines', () => {
     await clock.run(first)
   })
 
-  it('a skip after a lost race names nobody', async () => {
+  it('a skip after a lost race names the winner and its token', async () => {
     const { clock, wrap, context, outcomes } = world()
     const handler = wrap(async () => clock.sleep(1_000))
     await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
-    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({ outcome: 'skipped', key: KEY, waitMs: 0 })
+    const acquired = outcomes.find((o) => o.outcome === 'acquired')
+    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({
+      outcome: 'skipped',
+      key: KEY,
+      token: acquired?.token,
+      owner: acquired?.owner,
+      waitMs: 0,
+    })
   })
 
   it('a duplicate tick names the token that ran it and the tick, at info', async () => {

@@ -134,7 +134,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
 
   describe(`singleton() middleware on ${name}`, () => {
     it.each([10, 20])(
-      'runs exactly one of %i concurrent invocations; the rest skip at one read and one write each',
+      'runs exactly one of %i concurrent invocations; the rest skip, naming the winner, at most two reads and one write each',
       async (invocations) => {
         const functionName = freshFunction('race')
         const { store, requests, close } = target.counted()
@@ -165,15 +165,17 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         expect(running).toBe(0)
         for (const skip of skipped) {
           expect(skip).toMatchObject({ reason: 'held', key: `locks/${functionName}` })
-          // A loser that read the record names the holder; one that lost the write race does not pay to.
-          if (skip.holder !== undefined) expect(skip).toMatchObject({ token: seen[0] })
+          // Every loser names the winner: one that lost the write race read the record once more.
+          expect(skip).toMatchObject({ holder: expect.stringMatching(`^${functionName}/`), token: seen[0] })
+          expect(Date.parse(skip.until ?? '')).toBeGreaterThan(0)
         }
         // The winner: read, write, write (release), and the clock probes it sent while it waited
-        // for its token. Each loser: at most one read and one write, and a read (and a retry) for
-        // each answer the engine failed to give (Ceph answers some losers of simultaneous
-        // conditional writes with a 500; a loaded engine may time out).
+        // for its token. Each loser: at most one read and one write, one read more to name the
+        // winner when it lost the write, and a read (and a retry) for each answer the engine failed
+        // to give (Ceph answers some losers of simultaneous conditional writes with a 500; a loaded
+        // engine may time out).
         expect(requests.total() - requests.clockProbes()).toBeLessThanOrEqual(
-          3 + (invocations - 1) * 2 + 2 * requests.failures(),
+          3 + (invocations - 1) * 3 + 2 * requests.failures(),
         )
         expect(await record(`locks/${functionName}`)).toMatchObject({ token: seen[0], expires_at: 0 })
         close()

@@ -2,7 +2,12 @@ import middy from '@middy/core'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { LockOptionsError, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
-import { type SingletonContext, type SingletonState, singleton } from '../../lib/middy/index.js'
+import {
+  type SingletonContext,
+  type SingletonState,
+  type SkipResult,
+  singleton,
+} from '../../lib/middy/index.js'
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -26,6 +31,35 @@ describe('singleton() options', () => {
     ['a store that is not one', { store: {} as MemoryLockStore }],
   ])('refuses %s when called, before any invocation', (_, options) => {
     expect(() => singleton(options)).toThrow(LockOptionsError)
+  })
+
+  it('blames a default heartbeat that does not fit on what the user set, and says what to change', () => {
+    // ttlMs 2500 with the default margin (2000) leaves 500 ms; the default heartbeat is 833.
+    expect(() => singleton({ ttlMs: 2_500 })).toThrow(
+      'singleton(): ttlMs 2500 leaves 500 ms above the clock-skew margin (clockSkewMarginMs 2000, the default): ' +
+        'the default heartbeat, a third of ttlMs (833 ms), does not fit in it; raise ttlMs to at least 3001, ' +
+        'lower clockSkewMarginMs, or set heartbeatMs below 500',
+    )
+    expect(() => singleton({ ttlMs: 2_500, clockSkewMarginMs: 1_000 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 2_500, heartbeatMs: 499 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 3_001 })).not.toThrow()
+    expect(() => singleton({ ttlMs: 3_000 })).toThrow(/raise ttlMs to at least 3001/)
+  })
+
+  it('names the numbers when a heartbeat the user set does not fit', () => {
+    expect(() => singleton({ ttlMs: 3_000, heartbeatMs: 5_000, clockSkewMarginMs: 1_000 })).toThrow(
+      'singleton(): heartbeatMs must be positive and below ttlMs - clockSkewMarginMs (3000 - 1000 = 2000 ms), got 5000',
+    )
+  })
+
+  it('types a held skip with its holder, token and until, and a duplicate with no until', () => {
+    type Held = Extract<SkipResult, { reason: 'held' }>
+    type Duplicate = Extract<SkipResult, { reason: 'duplicate' }>
+    expectTypeOf<Held['holder']>().toEqualTypeOf<string>()
+    expectTypeOf<Held['token']>().toEqualTypeOf<number>()
+    expectTypeOf<Held['until']>().toEqualTypeOf<string>()
+    expectTypeOf<Duplicate['until']>().toEqualTypeOf<undefined>()
+    expectTypeOf<SkipResult['tick']>().toEqualTypeOf<string | undefined>()
   })
 
   it('is made without a store or an environment (importing a handler in a test works)', () => {

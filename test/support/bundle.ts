@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { build } from 'esbuild'
+import { build, type Metafile } from 'esbuild'
 import type { LockStoreKind } from '../../lib/config.js'
 
 const run = promisify(execFile)
@@ -13,14 +13,14 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 /**
  * Bundles `entry` with the options ScheduledSingletonFunction gives NodejsFunction
  * (infra/scheduled-singleton-function.ts), for a function bound to a store of `kind`.
- * Returns the bundle's path and its text.
+ * Returns the bundle's path, its text, and esbuild's metafile (what each input put in it).
  */
 export async function bundleLikeTheConstruct(
   entry: string,
   kind: LockStoreKind,
-): Promise<{ path: string; code: string }> {
+): Promise<{ path: string; code: string; metafile: Metafile }> {
   const path = join(mkdtempSync(join(tmpdir(), 'lambda-singleton-bundle-')), 'index.mjs')
-  await build({
+  const { metafile } = await build({
     entryPoints: [join(root, entry)],
     outfile: path,
     bundle: true,
@@ -35,9 +35,10 @@ export async function bundleLikeTheConstruct(
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },
     define: { 'process.env.LAMBDA_SINGLETON_STORE': JSON.stringify(kind) },
+    metafile: true,
     logLevel: 'silent',
   })
-  return { path, code: readFileSync(path, 'utf8') }
+  return { path, code: readFileSync(path, 'utf8'), metafile }
 }
 
 /** One invocation of a bundle in its own Node process, as Lambda would run it; its result. */

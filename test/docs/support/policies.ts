@@ -127,7 +127,7 @@ export function resolveCloudFormation(value: Json, roles: Readonly<Record<string
 export function terraformResolver(roles: Readonly<Record<string, [Role, string]>>): (s: string) => string {
   return (s) =>
     s.replace(/\$\{([^}]+)\}/g, (_, reference: string) => {
-      if (reference === 'data.aws_region.current.region') return 'REGION'
+      if (reference === 'data.aws_region.current.name') return 'REGION'
       if (reference === 'data.aws_caller_identity.current.account_id') return 'ACCOUNT'
       const known = roles[reference]
       if (!known) throw new Error(`a reference to ${reference}, which the docs do not name`)
