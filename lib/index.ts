@@ -20,17 +20,17 @@ export {
 } from './core/errors.js'
 export { type KeepAliveOptions, keepAlive } from './core/heartbeat.js'
 export { Lease, type RecordPatch } from './core/lease.js'
+export { Lock } from './core/lock.js'
 export {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
   type AttemptOptions,
   type BlockedReason,
-  Lock,
   type LockInfo,
   type LockOptions,
   type WaitOptions,
-} from './core/lock.js'
+} from './core/lock-options.js'
 export {
   type JsonValue,
   type LockRecord,

@@ -1,6 +1,7 @@
 import { DEFAULT_KEY_PREFIX } from '../config.js'
 import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
-import { Lock, type LockInfo } from '../core/lock.js'
+import { Lock } from '../core/lock.js'
+import type { LockInfo } from '../core/lock-options.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'

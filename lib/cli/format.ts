@@ -1,4 +1,4 @@
-import type { LockInfo } from '../core/lock.js'
+import type { LockInfo } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 
 /** One lock as the CLI shows it, in JSON as in tables. */

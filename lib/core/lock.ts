@@ -31,17 +31,6 @@ import { WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 import { tokenAfter } from './token.js'
 
-export {
-  type AcquireOptions,
-  AcquireStatus,
-  type Acquisition,
-  type AttemptOptions,
-  type BlockedReason,
-  type LockInfo,
-  type LockOptions,
-  type WaitOptions,
-} from './lock-options.js'
-
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
 /** Budget for store retries of calls that are not tied to a lease. */

@@ -1,6 +1,7 @@
 import { keepAlive } from './heartbeat.js'
 import type { Lease } from './lease.js'
-import { AcquireStatus, type Acquisition, type AttemptOptions, type Lock } from './lock.js'
+import type { Lock } from './lock.js'
+import { AcquireStatus, type Acquisition, type AttemptOptions } from './lock-options.js'
 import { defaultHeartbeatMs, validateTiming } from './timing.js'
 
 /** The work done under the lock: `lease.token` for fenced writes, `lease.signal` to stop in time. */

@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3'
-import { Lock, type LockOptions } from '../core/lock.js'
+import { Lock } from '../core/lock.js'
+import type { LockOptions } from '../core/lock-options.js'
 import type { EtagQuoting } from './etag.js'
 import { S3LockStore } from './store.js'
 
