@@ -16,9 +16,8 @@ const SHARP_ROUND_TRIPS = 3
 const SHARP_MS = 8
 
 /**
- * When to ask the store the time next (local epoch ms), so that its answer lands close after
- * a turn of its second, or undefined when no probe sent before local time `until` would tell
- * anything new.
+ * When to ask the store the time next, so that its answer lands close after a turn of its
+ * second, or undefined when no probe sent before local time `until` would tell anything new.
  *
  * Why: `Date` counts whole seconds, so what an answer says of the store's clock is a second
  * wide, unless two answers fall on both sides of a turn of the second. A scheduled job's calls
@@ -30,12 +29,21 @@ const SHARP_MS = 8
  * an answer that still shows the old second moves the window's start past its sending, and the
  * first that shows the new one closes it. Locks sharing the estimate share one pace.
  */
+/** When the next probe is due, and the pace it keeps for its turn of the second. */
+export interface ProbePlan {
+  /** Local time (epoch ms) to send it. */
+  readonly at: number
+  /** The turn of the store's second it is for (store time), and the spacing kept for that turn. */
+  readonly tick: number
+  readonly spacingMs: number
+}
+
 export function nextProbeAt(
   clock: ServerClock,
   now: number,
   until: number,
   probesPerTick = PROBES_PER_TICK,
-): number | undefined {
+): ProbePlan | undefined {
   const time = clock.at(now)
   const window = clock.nextTick(now)
   if (!time || !window) return undefined
@@ -44,28 +52,18 @@ export function nextProbeAt(
   if (width <= Math.max(SHARP_ROUND_TRIPS * roundTrip, SHARP_MS)) return undefined
   const pace = clock.probePace
   // The spacing is set once per tick: recomputed from the shrinking window, it would shrink too.
-  const spacing = pace.tick === window.tick ? pace.spacingMs : spacingOf(width, roundTrip, probesPerTick)
-  const at = Math.max(now, window.from + spacing, pace.lastAt + spacing)
+  const spacingMs =
+    pace.tick === window.tick ? pace.spacingMs : Math.ceil(Math.max(roundTrip, width / probesPerTick, 1))
+  const at = Math.max(now, window.from + spacingMs, pace.lastAt + spacingMs)
   // Sent this late, its answer comes back after the turn is surely past: it would say nothing new.
   if (at + roundTrip >= window.to || at >= until) return undefined
-  return at
+  return { at, tick: window.tick, spacingMs }
 }
 
-/** Notes a probe sent at local time `at` for the tick `nextProbeAt` planned it for. */
-export function probeSent(clock: ServerClock, at: number, probesPerTick = PROBES_PER_TICK): void {
-  const window = clock.nextTick(at)
-  if (!window) return
+/** Notes a probe of `plan` sent at local time `sentAt`: the locks sharing the estimate keep its pace. */
+export function probeSent(clock: ServerClock, plan: ProbePlan, sentAt: number): void {
   const pace = clock.probePace
-  if (pace.tick !== window.tick) {
-    const time = clock.at(at)
-    const width = time ? time.upper - time.lower : 0
-    pace.tick = window.tick
-    pace.spacingMs = spacingOf(width, clock.roundTripMs ?? 0, probesPerTick)
-  }
-  pace.lastAt = at
-}
-
-/** Probes one round trip apart at least: closer, they would overlap and tell no more. */
-function spacingOf(width: number, roundTrip: number, probesPerTick: number): number {
-  return Math.ceil(Math.max(roundTrip, width / probesPerTick, 1))
+  pace.tick = plan.tick
+  pace.spacingMs = plan.spacingMs
+  pace.lastAt = sentAt
 }

@@ -1,6 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
-import { BACKGROUND_PROBES_PER_TICK, nextProbeAt, probeSent } from './clock-probe.js'
+import { BACKGROUND_PROBES_PER_TICK, nextProbeAt, type ProbePlan, probeSent } from './clock-probe.js'
 import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
@@ -175,10 +175,10 @@ export class LockContext {
       const now = this.clock.now()
       const wait = tokenWaitMs(token, this.serverTime(now))
       if (wait <= 0) return
-      const probeAt = nextProbeAt(this.serverClock, now, now + wait)
-      if (probeAt === undefined) await this.clock.sleep(wait)
-      else if (probeAt > now) await this.clock.sleep(probeAt - now)
-      else await this.#probe(now + wait)
+      const probe = nextProbeAt(this.serverClock, now, now + wait)
+      if (probe === undefined) await this.clock.sleep(wait)
+      else if (probe.at > now) await this.clock.sleep(probe.at - now)
+      else await this.#probe(probe, now + wait)
     }
   }
 
@@ -194,11 +194,13 @@ export class LockContext {
     let cancel = (): void => {}
     const plan = (): void => {
       const now = this.clock.now()
-      const at = stopped ? undefined : nextProbeAt(this.serverClock, now, until, BACKGROUND_PROBES_PER_TICK)
-      if (at === undefined) return
-      cancel = this.clock.schedule(at - now, () => {
+      const probe = stopped
+        ? undefined
+        : nextProbeAt(this.serverClock, now, until, BACKGROUND_PROBES_PER_TICK)
+      if (probe === undefined) return
+      cancel = this.clock.schedule(probe.at - now, () => {
         const giveUpAt = Math.min(until, this.clock.now() + BACKGROUND_PROBE_TIMEOUT_MS)
-        if (!stopped) void this.#probe(giveUpAt, BACKGROUND_PROBES_PER_TICK).then(plan)
+        if (!stopped) void this.#probe(probe, giveUpAt).then(plan)
       })
     }
     plan()
@@ -209,12 +211,13 @@ export class LockContext {
   }
 
   /**
-   * Asks the store the time, to narrow the estimate; given up at local time `until` (when the
-   * wait it serves would be over anyway). Never fails: the wait ends by the clock without it.
+   * Asks the store the time, as `probe` planned, to narrow the estimate; given up at local time
+   * `until` (when the wait it serves would be over anyway). Never fails: the wait ends by the
+   * clock without it.
    */
-  async #probe(until: number, probesPerTick?: number): Promise<void> {
+  async #probe(probe: ProbePlan, until: number): Promise<void> {
     const sentAt = this.clock.now()
-    probeSent(this.serverClock, sentAt, probesPerTick)
+    probeSent(this.serverClock, probe, sentAt)
     const giveUp = new AbortController()
     const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
     try {
