@@ -1,5 +1,5 @@
 import { configurationReason } from '../aws/configuration.js'
-import { NETWORK_ERROR_CODES } from '../aws/errors.js'
+import { errorFields, NETWORK_ERROR_CODES } from '../aws/errors.js'
 import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 import type { ItemLayout } from './item.js'
 
@@ -54,7 +54,7 @@ interface ErrorShape {
  */
 export function classifyDynamoDBError(error: unknown): DynamoDBErrorKind {
   if (configurationReason(error) !== undefined) return DynamoDBErrorKind.Fatal
-  const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape
+  const shape = errorFields<ErrorShape>(error)
   const name = shape.name ?? ''
   const status = shape.$metadata?.httpStatusCode
   if (name === 'ConditionalCheckFailedException') return DynamoDBErrorKind.ConditionFailed
@@ -95,10 +95,7 @@ export function keySchemaError(
   what: string,
   key: string,
 ): LockConfigurationError | undefined {
-  const { name, message } = (typeof error === 'object' && error !== null ? error : {}) as {
-    name?: unknown
-    message?: unknown
-  }
+  const { name, message } = errorFields<{ name: unknown; message: unknown }>(error)
   if (name !== 'ValidationException' || typeof message !== 'string') return undefined
   if (!KEY_SCHEMA_MESSAGES.some((pattern) => pattern.test(message))) return undefined
   const given = layout.sortKey

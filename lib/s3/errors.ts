@@ -1,5 +1,5 @@
 import { configurationReason } from '../aws/configuration.js'
-import { NETWORK_ERROR_CODES } from '../aws/errors.js'
+import { errorFields, NETWORK_ERROR_CODES } from '../aws/errors.js'
 import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 
 /** What an S3 error means for the protocol. */
@@ -53,7 +53,7 @@ interface ErrorShape {
  */
 export function classifyS3Error(error: unknown): S3ErrorKind {
   if (configurationReason(error) !== undefined) return S3ErrorKind.Fatal
-  const shape = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape
+  const shape = errorFields<ErrorShape>(error)
   const code = shape.Code ?? shape.name ?? ''
   const status = shape.$metadata?.httpStatusCode
   if (code === 'PreconditionFailed' || status === 412) return S3ErrorKind.PreconditionFailed
@@ -90,10 +90,7 @@ export function bucketHostError(
   what: string,
   key: string,
 ): LockConfigurationError | undefined {
-  const { code, hostname } = (typeof error === 'object' && error !== null ? error : {}) as {
-    code?: unknown
-    hostname?: unknown
-  }
+  const { code, hostname } = errorFields<{ code: unknown; hostname: unknown }>(error)
   if (code !== 'ENOTFOUND' || typeof hostname !== 'string') return undefined
   if (!hostname.startsWith(`${bucket}.`) || AWS_HOST.test(hostname)) return undefined
   return new LockConfigurationError(
