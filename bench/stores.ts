@@ -2,11 +2,14 @@
  * The lock's own operations on S3 and on DynamoDB side by side: acquire (cold and warm),
  * release, renew, a skip, races, and a whole warm invocation behind `singleton()`.
  */
+
 import { randomUUID } from 'node:crypto'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { type Lease, Lock, systemClock } from 'lambda-singleton'
-import { type SingletonContext, silentLogger, singleton } from 'lambda-singleton/middy'
+import { type Lease, Lock, silentLogger } from 'lambda-singleton'
+import { systemClock } from 'lambda-singleton/extend'
+import { type SingletonContext, singleton } from 'lambda-singleton/middy'
+import { leaseOf } from '../test/support/lease-of.js'
 import { interleave, type Measured, median, timed } from './measure.js'
 import type { BenchTarget } from './targets.js'
 
@@ -66,7 +69,7 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
         key: `bench/cold-${coldKey++ % 3}`,
         clock: { ...systemClock },
       })
-      coldLeases.set(target, await lock.tryAcquire())
+      coldLeases.set(target, await leaseOf(lock.tryAcquire()))
     },
     () => systemClock.sleep(Math.random() * 1_000),
     async (target) => coldLeases.get(target)?.release(),
@@ -75,14 +78,15 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
   await measure(
     'acquire, new lock (the process knows the store time)',
     async (target) =>
-      coldLeases.set(target, await lockOn(target, `bench/cold-${coldKey++ % 3}`).tryAcquire()),
+      coldLeases.set(target, await leaseOf(lockOn(target, `bench/cold-${coldKey++ % 3}`).tryAcquire())),
     undefined,
     async (target) => coldLeases.get(target)?.release(),
   )
   // Warm: the same instance re-acquires a lock it released itself (it knows the etag).
   const warmLocks = new Map(targets.map((t) => [t, lockOn(t, 'bench/warm')]))
-  for (const [, lock] of warmLocks) await (await lock.tryAcquire())?.release()
-  const acquireWarm = async (target: BenchTarget) => (await warmLocks.get(target)?.tryAcquire()) ?? null
+  for (const [, lock] of warmLocks) await (await leaseOf(lock.tryAcquire()))?.release()
+  const acquireWarm = async (target: BenchTarget) =>
+    (await leaseOf(warmLocks.get(target)?.tryAcquire())) ?? null
   let warmLease: Lease | null = null
   await measure(
     'acquire, warm (same process re-acquires)',
@@ -95,8 +99,8 @@ export async function measureStores(targets: readonly BenchTarget[], rounds: num
   await measure('release', release, acquireWarm)
   await measure('renew (heartbeat)', async (_target, lease) => lease?.renew(), acquireWarm, release)
   const busy = new Map<BenchTarget, Lease | null>()
-  for (const target of targets) busy.set(target, await lockOn(target, 'bench/busy').tryAcquire())
-  await measure('try a held lock (skip)', (target) => lockOn(target, 'bench/busy').tryAcquire())
+  for (const target of targets) busy.set(target, await leaseOf(lockOn(target, 'bench/busy').tryAcquire()))
+  await measure('try a held lock (skip)', (target) => leaseOf(lockOn(target, 'bench/busy').tryAcquire()))
   for (const lease of busy.values()) await lease?.release()
 
   await measureRaces(targets, measure)
@@ -112,14 +116,17 @@ async function measureRaces(targets: readonly BenchTarget[], measure: Measure): 
   let raceKey = 0
   await measure('race of 20 contenders on a fresh key (whole race)', async (target) => {
     const key = `bench/race-${raceKey++}`
-    const leases = await Promise.all(Array.from({ length: 20 }, () => lockOn(target, key).tryAcquire()))
+    const leases = await Promise.all(
+      Array.from({ length: 20 }, () => leaseOf(lockOn(target, key).tryAcquire())),
+    )
     if (leases.filter(Boolean).length !== 1)
       throw new Error(`${target.name}: a race had not exactly one winner`)
   })
-  for (const target of targets) await (await lockOn(target, 'bench/race-released').tryAcquire())?.release()
+  for (const target of targets)
+    await (await leaseOf(lockOn(target, 'bench/race-released').tryAcquire()))?.release()
   await measure('race of 20 on a released lock (incl. the release)', async (target) => {
     const leases = await Promise.all(
-      Array.from({ length: 20 }, () => lockOn(target, 'bench/race-released').tryAcquire()),
+      Array.from({ length: 20 }, () => leaseOf(lockOn(target, 'bench/race-released').tryAcquire())),
     )
     const winners = leases.filter((lease) => lease !== null)
     if (winners.length !== 1) throw new Error(`${target.name}: a race had ${winners.length} winners`)

@@ -4,8 +4,11 @@
  * handed out, after the wait for the store's clock) until the contender has the lock, against the
  * `ttl + margin` that is the least the protocol may wait.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Lock, type LockStore, systemClock } from 'lambda-singleton'
+import { Lock } from 'lambda-singleton'
+import { type LockStore, systemClock } from 'lambda-singleton/extend'
+import { leaseOf } from '../test/support/lease-of.js'
 
 export const TAKEOVER_TTL_MS = 5_000
 export const TAKEOVER_MARGIN_MS = 1_000
@@ -27,12 +30,12 @@ export async function measureTakeover(store: LockStore, label: string, trials = 
       // Each with a clock of its own, as two processes: neither knows what the other learned
       // of the store's clock.
       const processLock = (owner: string) => new Lock({ ...options, owner, clock: { ...systemClock } })
-      if (!(await processLock('crashed').tryAcquire())) throw new Error('not acquired')
+      if (!(await leaseOf(processLock('crashed').tryAcquire()))) throw new Error('not acquired')
       const startedAt = performance.now()
       const contender = processLock('next')
       for (;;) {
         await sleep(POLL_MS)
-        if (await contender.tryAcquire()) return performance.now() - startedAt
+        if (await leaseOf(contender.tryAcquire())) return performance.now() - startedAt
       }
     }),
   )

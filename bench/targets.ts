@@ -2,8 +2,9 @@
  * The stores the lock-level benchmark compares, each on its engine, with its requests counted
  * on the wire and priced by bench/prices.ts.
  */
-import type { LockStore } from 'lambda-singleton'
+
 import { DynamoDBLockStore } from 'lambda-singleton/dynamodb'
+import type { LockStore } from 'lambda-singleton/extend'
 import { S3LockStore } from 'lambda-singleton/s3'
 import { countRequests, type RequestCount } from '../test/support/requests.js'
 import type { DynamoDBEngine, S3Engine } from './engines.js'

@@ -53,7 +53,7 @@ export const SCHEDULER_EVENT_SOURCE = 'lambda-singleton.scheduler'
  */
 export interface SingletonScheduleEvent {
   /** Always `lambda-singleton.scheduler`: tells this event from other invocations. */
-  readonly source: typeof SCHEDULER_EVENT_SOURCE
+  readonly source: 'lambda-singleton.scheduler'
   /** The `name` of the schedule that fired. */
   readonly schedule: string
   /** The tick's nominal time, e.g. `2026-11-21T03:00:00Z`: the tick id for per-tick dedupe. */
@@ -68,7 +68,7 @@ export const SingletonMetric = {
   /** A run took the lock (count). */
   Acquired: 'Acquired',
   /** A run found the lock held and did not run (count). */
-  Skipped: 'Skipped',
+  Held: 'Held',
   /** A delivery of a tick that had already completed (count). */
   Duplicate: 'Duplicate',
   /** A lease was lost while its run went on: runs may have overlapped (count). */

@@ -1,8 +1,11 @@
-// The package root: the protocol core, the run lifecycle and `withSingleton`, on any store.
-// Stores live on their own subpaths (`lambda-singleton/s3`, `lambda-singleton/memory`), so a
-// user of one backend never loads another's SDK.
+// `lambda-singleton`: what a job's code calls. `withSingleton` wraps a Lambda handler; `Lock`
+// guards any code (`lock.runExclusive`, or `tryAcquire`/`acquire` by hand). The Middy middleware
+// is on `/middy`, each store on its own subpath (`/s3`, `/dynamodb`, `/memory`) so a user of one
+// backend never loads another's SDK, and the parts for authors of stores and adapters on `/extend`.
+
+export { SingletonMetric, type SingletonScheduleEvent } from './config.js'
 export type { BackoffOptions } from './core/backoff.js'
-export { type Clock, systemClock } from './core/clock.js'
+export type { Clock } from './core/clock.js'
 export type { RetryOptions } from './core/context.js'
 export {
   ConfigurationReason,
@@ -19,40 +22,39 @@ export {
   LostReason,
 } from './core/errors.js'
 export { type KeepAliveOptions, keepAlive } from './core/heartbeat.js'
-export { Lease, type RecordPatch } from './core/lease.js'
+export type { Lease, RecordPatch } from './core/lease.js'
 export { Lock } from './core/lock.js'
 export {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
-  type AttemptOptions,
   type BlockedReason,
+  type LeaseOptions,
   type LockInfo,
   type LockOptions,
-  type WaitOptions,
+  type TryAcquireOptions,
 } from './core/lock-options.js'
-export {
-  type JsonValue,
-  type LockRecord,
-  MAX_RECORD_BYTES,
-  MAX_RECORD_DEPTH,
-  MAX_STATE_BYTES,
-  parseRecord,
-} from './core/record.js'
-export { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './core/run.js'
-export {
-  type LockStore,
-  type ReadResult,
-  ReadStatus,
-  type StoreCallOptions,
-  type WriteResult,
-  WriteStatus,
-} from './core/store.js'
-export {
-  DEFAULT_CLOCK_SKEW_MARGIN_MS,
-  DEFAULT_TTL_MS,
-  MAX_CLOCK_SKEW_MARGIN_MS,
-  MAX_TTL_MS,
-} from './core/timing.js'
+export type { ResetOptions } from './core/operator.js'
+export type { JsonValue, LockRecord } from './core/record.js'
+export type { ExclusiveRoutine, RunExclusiveOptions, RunResult } from './core/run.js'
+export type { LockStore } from './core/store.js'
 export { withSingleton } from './lambda/with-singleton.js'
-export * from './lifecycle/index.js'
+export { LockHeldError } from './lifecycle/errors.js'
+export type {
+  InvocationContext,
+  LambdaContext,
+  SingletonContext,
+  SingletonHandle,
+} from './lifecycle/handler-context.js'
+export { type SingletonLogger, silentLogger } from './lifecycle/logger.js'
+export type { SingletonMetricsOptions } from './lifecycle/metrics.js'
+export { OnHeld, type SingletonOptions } from './lifecycle/options.js'
+export { Outcome, type OutcomeEvent } from './lifecycle/outcome.js'
+export {
+  type DuplicateSkipResult,
+  type HeldSkipResult,
+  isSkipResult,
+  SkipReason,
+  type SkipResult,
+  type SkipResultBase,
+} from './lifecycle/skip.js'

@@ -6,18 +6,15 @@
  *
  * Run through `bash scripts/demo.sh`, which provides the engine (or set S3_ENDPOINT).
  */
+
 import { randomUUID } from 'node:crypto'
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import {
-  isSkipResult,
-  type SingletonContext,
-  type SkipResult,
-  silentLogger,
-  singleton,
-} from 'lambda-singleton/middy'
+import { silentLogger } from 'lambda-singleton'
+import { isSkipResult, type SingletonContext, type SkipResult, singleton } from 'lambda-singleton/middy'
 import { FencedWriteRejectedError, fencedPut, S3Lock, S3LockStore } from 'lambda-singleton/s3'
+import { leaseOf } from '../test/support/lease-of.js'
 
 const endpoint = process.env.S3_ENDPOINT
 if (!endpoint) {
@@ -84,14 +81,16 @@ console.log(`  ${describe(await invoke(tickEvent(ticks[0] ?? '')))}`)
 
 console.log('\na zombie: a run whose lease expired while it was paused, and a successor')
 const zombieLock = new S3Lock({ s3, bucket, key: 'locks/compaction', ttlMs: 1_500, clockSkewMarginMs: 200 })
-const zombie = await zombieLock.tryAcquire()
+const zombie = await leaseOf(zombieLock.tryAcquire())
 await sleep(4_000) // the zombie's ttl, both margins, and the Date header's one-second resolution
-const successor = await new S3Lock({
-  s3,
-  bucket,
-  key: 'locks/compaction',
-  clockSkewMarginMs: 200,
-}).tryAcquire()
+const successor = await leaseOf(
+  new S3Lock({
+    s3,
+    bucket,
+    key: 'locks/compaction',
+    clockSkewMarginMs: 200,
+  }).tryAcquire(),
+)
 console.log(`  zombie token ${zombie?.token}, successor token ${successor?.token}`)
 await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'successor', token: successor?.token ?? 0 })
 try {

@@ -9,4 +9,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/ensure-node.sh
 npx tsc -p tsconfig.json --noEmit
 npx biome check .
+# The public surface: the committed API reports (api/*.api.md) must match the built declarations.
+npm run --silent api:check
 npx vitest run "$@"

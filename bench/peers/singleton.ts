@@ -6,15 +6,11 @@
 import { randomUUID } from 'node:crypto'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import type { LockStore, SingletonScheduleEvent } from 'lambda-singleton'
+import type { SingletonScheduleEvent } from 'lambda-singleton'
+import { SkipReason, silentLogger } from 'lambda-singleton'
 import { DynamoDBLockStore } from 'lambda-singleton/dynamodb'
-import {
-  isSkipResult,
-  type SingletonContext,
-  SkipReason,
-  silentLogger,
-  singleton,
-} from 'lambda-singleton/middy'
+import type { LockStore } from 'lambda-singleton/extend'
+import { isSkipResult, type SingletonContext, singleton } from 'lambda-singleton/middy'
 import { S3LockStore } from 'lambda-singleton/s3'
 import { countRequests } from '../../test/support/requests.js'
 import type { DynamoDBEngine, S3Engine } from '../engines.js'

@@ -6,17 +6,17 @@ const lock = new S3Lock({ bucket: 'my-locks', key: 'locks/rebuild-index', ttlMs:
 
 type Work = (token: number, signal: AbortSignal) => Promise<void>
 
-// lock.run: acquire, renew every 20 s, abort the signal the moment the lease is lost, release.
+// lock.runExclusive: acquire, renew every 20 s, abort the signal the moment the lease is lost, release.
 export async function rebuildIndex(work: Work) {
-  const result = await lock.run((lease) => work(lease.token, lease.signal), { heartbeatMs: 20_000 })
+  const result = await lock.runExclusive((lease) => work(lease.token, lease.signal), { heartbeatMs: 20_000 })
   if (result.status === 'held') console.log(`busy: held by ${result.holder.owner}`)
 }
 
 // The same steps by hand, waiting up to 30 s for the lock.
 export async function rebuildIndexByHand(work: Work) {
-  const attempt = await lock.attempt({ waitMs: 30_000 })
-  if (attempt.status !== 'acquired') return
-  const { lease } = attempt
+  const acquisition = await lock.tryAcquire({ waitMs: 30_000 })
+  if (acquisition.status !== 'acquired') return
+  const { lease } = acquisition
   const stop = keepAlive(lease, { everyMs: 20_000, clock: lock.clock })
   try {
     await work(lease.token, lease.signal) // the signal aborts when the lease is lost or runs out

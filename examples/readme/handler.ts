@@ -13,14 +13,14 @@ interface Progress {
 }
 
 async function compact(_event: unknown, context: SingletonContext) {
-  const { token, signal, state, checkpoint } = context.singleton
-  // `state` is the checkpoint of a run that failed midway (a retry resumes there); after a
-  // run that completed it is undefined, so every tick starts from part 0.
-  let done = (state as Progress | undefined)?.done ?? 0
+  const { token, signal, checkpoint, saveCheckpoint } = context.singleton
+  // `checkpoint` is what a run that failed midway saved (a retry resumes there); after a run
+  // that completed it is undefined, so every tick starts from part 0.
+  let done = (checkpoint as Progress | undefined)?.done ?? 0
   for (; done < 10; done++) {
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
     await fencedPut({ s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}`, token })
-    await checkpoint({ done: done + 1 } satisfies Progress)
+    await saveCheckpoint({ done: done + 1 } satisfies Progress)
   }
   return { parts: done, token }
 }

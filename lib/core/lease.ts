@@ -144,11 +144,12 @@ export class Lease {
   }
 
   /**
-   * Stores `state` in the lock record without extending the lease, so that a holder taking over
-   * unfinished work can resume from it. Rejects `LockLostError` when the lease was taken over.
+   * Stores a checkpoint (the record's `state`) without extending the lease, so that a holder
+   * taking over unfinished work can resume from it. Rejects `LockLostError` when the lease was
+   * taken over.
    */
-  checkpoint(state: JsonValue): Promise<void> {
-    return this.#update({ state })
+  saveCheckpoint(checkpoint: JsonValue): Promise<void> {
+    return this.#update({ state: checkpoint })
   }
 
   /**

@@ -43,7 +43,8 @@ export interface LockOptions {
   readonly random?: () => number
 }
 
-export interface AcquireOptions {
+/** What every way of taking the lock accepts. */
+export interface LeaseOptions {
   /** Lease length for this acquisition. @default the lock's `ttlMs` */
   readonly ttlMs?: number
   /**
@@ -58,6 +59,14 @@ export interface AcquireOptions {
   readonly owner?: string
   /** Abandons the attempt; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal
+}
+
+/** `lock.tryAcquire`: one try unless `waitMs` asks to keep trying while the lock is held. */
+export interface TryAcquireOptions extends LeaseOptions {
+  /** How long to keep trying while the lock is held, in ms. @default 0 */
+  readonly waitMs?: number
+  /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
+  readonly backoff?: BackoffOptions
   /**
    * Leave the lock alone, writing nothing, when this says so of the current record (e.g. its
    * `last_run` shows the work is done): the attempt comes back `skipped` with that record.
@@ -65,16 +74,10 @@ export interface AcquireOptions {
   readonly skipIf?: (record: LockRecord) => boolean
 }
 
-export interface WaitOptions extends Omit<AcquireOptions, 'skipIf'> {
+/** `lock.acquire`: waits up to `waitMs` for the lease, or rejects `LockTimeoutError`. */
+export interface AcquireOptions extends LeaseOptions {
   /** How long to keep trying while the lock is held, in ms. */
   readonly waitMs: number
-  /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
-  readonly backoff?: BackoffOptions
-}
-
-export interface AttemptOptions extends AcquireOptions {
-  /** How long to keep trying while the lock is held, in ms. @default 0 */
-  readonly waitMs?: number
   /** Delays between tries. @default { baseMs: 100, capMs: 2000 } */
   readonly backoff?: BackoffOptions
 }

@@ -16,17 +16,17 @@ import {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
-  type AttemptOptions,
   type BlockedReason,
+  type LeaseOptions,
   type LockInfo,
   type LockOptions,
+  type TryAcquireOptions,
   validateLockOptions,
   validateOwner,
-  type WaitOptions,
 } from './lock-options.js'
 import { forceRelease, type ResetOptions, reset } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
-import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
+import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 import { tokenAfter } from './token.js'
@@ -77,9 +77,9 @@ export class Lock {
    * `acquired` with the lease, `held` with the holder's record, or `skipped` when `skipIf`
    * matched. Costs one read and one write; one write only when our own last write is current.
    */
-  async attempt(options: AttemptOptions = {}): Promise<Acquisition> {
+  async tryAcquire(options: TryAcquireOptions = {}): Promise<Acquisition> {
     const { waitMs = 0, holdUntil } = options
-    validateTiming({ waitMs }, 'attempt', this.key)
+    validateTiming({ waitMs }, 'tryAcquire', this.key)
     this.#validateAcquisition(options)
     const clock = this.#context.clock
     // No point waiting for a lease that would be over by the time we got it.
@@ -119,20 +119,13 @@ export class Lock {
     }
   }
 
-  /** Takes the lock if it is free (absent, released, expired) or ours, else resolves `null`. */
-  async tryAcquire(options: AcquireOptions = {}): Promise<Lease | null> {
-    this.#validateAcquisition(options)
-    const result = await this.#attemptOnce(options)
-    return result.status === AcquireStatus.Acquired ? result.lease : null
-  }
-
   /**
    * Takes the lock, waiting up to `waitMs` while it is held, with capped exponential backoff
    * and full jitter between tries. Rejects `LockTimeoutError` (naming the holder) when the wait runs out.
    */
-  async acquire(options: WaitOptions): Promise<Lease> {
+  async acquire(options: AcquireOptions): Promise<Lease> {
     const startedAt = this.#context.clock.now()
-    const result = await this.attempt(options)
+    const result = await this.tryAcquire(options)
     if (result.status === AcquireStatus.Acquired) return result.lease
     const holder = result.status === AcquireStatus.Held ? result.holder : result.record
     throw new LockTimeoutError(
@@ -148,14 +141,14 @@ export class Lock {
   /**
    * Runs `routine` while holding the lock: acquires (waiting up to `waitMs`), renews every
    * `heartbeatMs`, aborts the routine's signal the moment the lease is lost, and releases when
-   * the routine ends, whether it resolved or threw. See `runExclusive`.
+   * the routine ends, whether it resolved or threw.
    */
-  run<T>(routine: ExclusiveRoutine<T>, options: RunOptions = {}): Promise<RunResult<T>> {
+  runExclusive<T>(routine: ExclusiveRoutine<T>, options: RunExclusiveOptions = {}): Promise<RunResult<T>> {
     return runExclusive(this, routine, options)
   }
 
   /** Throws `LockOptionsError` for options no attempt could use, before anything is sent. */
-  #validateAcquisition(options: AcquireOptions): void {
+  #validateAcquisition(options: LeaseOptions): void {
     const { holdUntil } = options
     if (holdUntil === undefined) {
       const ttlMs = options.ttlMs ?? this.ttlMs
@@ -169,7 +162,7 @@ export class Lock {
   }
 
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
-  async #attemptOnce(options: AcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
+  async #attemptOnce(options: TryAcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
     const context = this.#context
     const { signal, holdUntil } = options
     const ttlMs = options.ttlMs ?? this.ttlMs

@@ -1,20 +1,20 @@
 import { keepAlive } from './heartbeat.js'
 import type { Lease } from './lease.js'
 import type { Lock } from './lock.js'
-import { AcquireStatus, type Acquisition, type AttemptOptions } from './lock-options.js'
+import { AcquireStatus, type Acquisition, type TryAcquireOptions } from './lock-options.js'
 import { defaultHeartbeatMs, validateTiming } from './timing.js'
 
 /** The work done under the lock: `lease.token` for fenced writes, `lease.signal` to stop in time. */
 export type ExclusiveRoutine<T> = (lease: Lease) => Promise<T>
 
-export interface RunOptions extends AttemptOptions {
+export interface RunExclusiveOptions extends TryAcquireOptions {
   /** Renewal period while the routine runs. @default a third of the lease's ttl */
   readonly heartbeatMs?: number
   /** A renewal failed on a transient error (the lease may still have time). @default ignore */
   readonly onHeartbeatError?: (error: unknown) => void
 }
 
-/** What `lock.run` came to: the routine's value, or why it did not run. */
+/** What `lock.runExclusive` came to: the routine's value, or why it did not run. */
 export type RunResult<T> =
   | { readonly status: 'ran'; readonly value: T; readonly token: number }
   | Exclude<Acquisition, { readonly status: typeof AcquireStatus.Acquired }>
@@ -24,13 +24,13 @@ export type RunResult<T> =
  * (taken over, deleted, or not renewed in time) the routine's `lease.signal` aborts at once;
  * the run then rejects with that `LockLostError` even if the routine finished, because its work
  * may have overlapped a newer holder's. The lease is released however the routine ends; when
- * the routine resolves, its checkpoint (`lease.checkpoint`) is cleared with it, while a cursor
+ * the routine resolves, its checkpoint (`lease.saveCheckpoint`) is cleared with it, while a cursor
  * (`lease.saveCursor`) stays for the next run.
  */
 export async function runExclusive<T>(
   lock: Lock,
   routine: ExclusiveRoutine<T>,
-  options: RunOptions = {},
+  options: RunExclusiveOptions = {},
 ): Promise<RunResult<T>> {
   const ttlMs = options.ttlMs ?? lock.ttlMs
   const heartbeatMs = options.heartbeatMs ?? defaultHeartbeatMs(ttlMs)
@@ -41,10 +41,10 @@ export async function runExclusive<T>(
       heartbeatIsDefault: options.heartbeatMs === undefined,
       clockSkewMarginMs: lock.clockSkewMarginMs,
     },
-    'run',
+    'runExclusive',
     lock.key,
   )
-  const acquisition = await lock.attempt(options)
+  const acquisition = await lock.tryAcquire(options)
   if (acquisition.status !== AcquireStatus.Acquired) return acquisition
   const { lease } = acquisition
   const stop = keepAlive(lease, {

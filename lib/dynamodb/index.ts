@@ -1,4 +1,4 @@
-// The DynamoDB backend, on its own subpath so that users of the S3 store never load this SDK.
+// `lambda-singleton/dynamodb`: the lock store on a DynamoDB table, on its own subpath so that
+// users of the S3 store never load this SDK.
 export { UnrepresentableError } from './attributes.js'
-export { BODY_ATTRIBUTE, VERSION_ATTRIBUTE } from './item.js'
-export { DEFAULT_REQUEST_TIMEOUT_MS, DynamoDBLockStore, type DynamoDBLockStoreOptions } from './store.js'
+export { DynamoDBLockStore, type DynamoDBLockStoreOptions } from './store.js'

@@ -1,4 +1,4 @@
-import type { InvocationContext, LambdaContext, SingletonContext } from '../lifecycle/context.js'
+import type { InvocationContext, LambdaContext, SingletonContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonOptions } from '../lifecycle/options.js'
 import type { SkipResult } from '../lifecycle/skip.js'
@@ -28,7 +28,7 @@ export function withSingleton<
     const { run } = start
     let result: TResult
     try {
-      result = await handler(event, Object.assign(context, { singleton: run.state }))
+      result = await handler(event, Object.assign(context, { singleton: run.handle }))
     } catch (error) {
       await lifecycle.end(run, false)
       throw error

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js'
 import { DEFAULT_TTL_MS, defaultHeartbeatMs } from '../core/timing.js'
-import type { InvocationContext } from './context.js'
+import type { InvocationContext } from './handler-context.js'
 
 export type RunTiming =
   /** A lease held to the end of the invocation: Lambda stops the holder then, so no heartbeat. */

@@ -6,9 +6,9 @@ import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
-import type { InvocationContext } from './context.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
+import type { InvocationContext } from './handler-context.js'
 import { leaseRequest, type RunTiming, runTiming } from './lease-timing.js'
 import { EmfMetrics } from './metrics.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
@@ -110,7 +110,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
-      const attempt = await lock.attempt({
+      const attempt = await lock.tryAcquire({
         ...leaseRequest(timing),
         owner: ownerOf(context),
         waitMs: this.#config.waitMs,
@@ -147,7 +147,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     { key, holder, tick, waitMs }: { key: string; holder: LockRecord; tick?: string; waitMs: number },
   ): RunStart {
     report('info', 'skipped: lock held by another run', {
-      outcome: Outcome.Skipped,
+      outcome: Outcome.Held,
       key,
       token: holder.token,
       owner: holder.owner,
@@ -173,8 +173,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         'released a lease whose invocation ended without after/onError (use singleton() last)',
         {
           outcome: Outcome.Error,
-          key: run.state.key,
-          token: run.state.token,
+          key: run.handle.key,
+          token: run.handle.token,
         },
       )
       await this.end(run, false).catch(() => undefined)

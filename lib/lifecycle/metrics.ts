@@ -25,7 +25,7 @@ export interface SingletonMetricsOptions {
 
 const COUNTS: Partial<Record<OutcomeEvent['outcome'], SingletonMetric>> = {
   [Outcome.Acquired]: SingletonMetric.Acquired,
-  [Outcome.Skipped]: SingletonMetric.Skipped,
+  [Outcome.Held]: SingletonMetric.Held,
   [Outcome.Duplicate]: SingletonMetric.Duplicate,
   [Outcome.Lost]: SingletonMetric.Lost,
   [Outcome.ReleaseFailed]: SingletonMetric.ReleaseFailed,

@@ -3,7 +3,7 @@ export const Outcome = {
   /** The lock was taken; the handler runs. */
   Acquired: 'acquired',
   /** Another run holds the lock; the handler did not run. */
-  Skipped: 'skipped',
+  Held: 'held',
   /** This tick already completed; the handler did not run. */
   Duplicate: 'duplicate',
   /** The handler finished (or failed) and the lock was released. */
@@ -23,7 +23,7 @@ export interface OutcomeEvent {
   readonly token?: number
   readonly owner?: string
   readonly tick?: string
-  /** How long acquiring took, waiting included: on `acquired`, `skipped` and `duplicate`. */
+  /** How long acquiring took, waiting included: on `acquired`, `held` and `duplicate`. */
   readonly waitMs?: number
   /** How long the run held the lock, from acquisition to release: on `released`. */
   readonly heldMs?: number

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
-import type { SingletonState } from './context.js'
+import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
 import { Outcome } from './outcome.js'
 import { asError, type Report } from './reporter.js'
@@ -22,7 +22,7 @@ export interface RunSettings {
  * it is over; this only listens and reports, once.
  */
 export class SingletonRun {
-  readonly state: SingletonState
+  readonly handle: SingletonHandle
   readonly #lease: Lease
   readonly #settings: RunSettings
   readonly #controller = new AbortController()
@@ -55,7 +55,7 @@ export class SingletonRun {
                 error: asError(error),
               }),
           })
-    this.state = {
+    this.handle = {
       key,
       token: lease.token,
       get expiresAt() {
@@ -63,8 +63,8 @@ export class SingletonRun {
       },
       signal: this.#controller.signal,
       lease,
-      state: lease.record.state,
-      checkpoint: (state) => lease.checkpoint(state),
+      checkpoint: lease.record.state,
+      saveCheckpoint: (checkpoint) => lease.saveCheckpoint(checkpoint),
       cursor: lease.record.cursor,
       saveCursor: (cursor) => lease.saveCursor(cursor),
       tick,

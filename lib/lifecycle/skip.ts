@@ -9,7 +9,7 @@ export const SkipReason = {
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason]
 
 /** What every skip says: which lock, and which tick (when the event names one). */
-interface SkipCommon {
+export interface SkipResultBase {
   readonly skipped: true
   readonly key: string
   readonly tick: string | undefined
@@ -19,7 +19,7 @@ interface SkipCommon {
  * Another run holds the lock. Always names it: a contender that lost the race for the write
  * reads the record once more to find the winner.
  */
-export interface HeldSkipResult extends SkipCommon {
+export interface HeldSkipResult extends SkipResultBase {
   readonly reason: typeof SkipReason.Held
   /** The holder's owner (function name and request id, or host and pid). */
   readonly holder: string
@@ -30,7 +30,7 @@ export interface HeldSkipResult extends SkipCommon {
 }
 
 /** This tick already completed (or a later one did). */
-export interface DuplicateSkipResult extends SkipCommon {
+export interface DuplicateSkipResult extends SkipResultBase {
   readonly reason: typeof SkipReason.Duplicate
   /** The owner in the record as read: the run that completed the tick, or one of a later tick. */
   readonly holder: string

@@ -1,5 +1,5 @@
 import type { MiddlewareObj, Request } from '@middy/core'
-import type { LambdaContext, SingletonContext } from '../lifecycle/context.js'
+import type { LambdaContext, SingletonContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonOptions } from '../lifecycle/options.js'
 import type { SingletonRun } from '../lifecycle/run.js'
@@ -26,7 +26,7 @@ export function singleton<TEvent = unknown, TResult = unknown>(
       return start.result // Middy answers with it, skipping the handler
     }
     runs.set(request, start.run)
-    request.context.singleton = start.run.state
+    request.context.singleton = start.run.handle
     return undefined
   }
   const finish = async (request: SingletonRequest, succeeded: boolean): Promise<void> => {

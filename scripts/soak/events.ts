@@ -31,7 +31,7 @@ export interface WorkerStart extends Base {
   readonly exit?: string
 }
 
-/** `lock.attempt({ waitMs })`. At its end, an acquired lease is valid until `validUntil` (true time). */
+/** `lock.tryAcquire({ waitMs })`. At its end, an acquired lease is valid until `validUntil` (true time). */
 export interface AcquireEvent extends Base {
   readonly type: 'acquire'
   readonly phase: Phase

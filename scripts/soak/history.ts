@@ -21,7 +21,7 @@ export interface LeaseSpan {
   readonly validUntil: number
 }
 
-/** A call with a bound: `lock.attempt({ waitMs })` or `fencedPut({ timeoutMs })`. */
+/** A call with a bound: `lock.tryAcquire({ waitMs })` or `fencedPut({ timeoutMs })`. */
 export interface Call<E> {
   readonly start: E
   /** Undefined when the process ended (or the run did) before the call returned. */

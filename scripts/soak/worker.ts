@@ -7,10 +7,13 @@
  * Every event goes to its own log file with a synchronous append before the worker moves on, so
  * that a SIGKILL loses nothing that happened. Its stdout tells the orchestrator what it holds.
  */
+
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { S3Client } from '@aws-sdk/client-s3'
-import { type Clock, type Lease, systemClock } from '../../lib/index.js'
+import { systemClock } from '../../lib/extend.js'
+import type { Clock, Lease } from '../../lib/index.js'
 import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
+import { leaseOf } from '../../test/support/lease-of.js'
 import { lockKeyOf, objectsOf, type WorkerConfig } from './config.js'
 import { describeError, type EventBody, trueNow } from './events.js'
 import { between, pick, type Random, seededRandom } from './random.js'
@@ -79,7 +82,7 @@ class Worker {
     })
     for (let attempt = 0; attempt < 10 && !this.stopping; attempt++) {
       try {
-        const lease = await lock.tryAcquire()
+        const lease = await leaseOf(lock.tryAcquire())
         if (!lease) continue
         const body = 'warm-up'
         await fencedPut({
@@ -103,7 +106,7 @@ class Worker {
     const waitMs = Math.round(between(this.#random, 300, 3_000))
     this.emit({ type: 'acquire', phase: 'start', id, key, waitMs })
     try {
-      const result = await lock.attempt({ waitMs })
+      const result = await lock.tryAcquire({ waitMs })
       if (result.status !== 'acquired') {
         this.emit({ type: 'acquire', phase: 'end', id, key, waitMs, status: result.status })
         return undefined

@@ -18,6 +18,7 @@ import { classifyS3Error, S3ErrorKind } from '../../lib/s3/errors.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { AnsweringServer, dynamoDBError, s3Error } from '../support/answering-server.js'
 import { lambdaContext } from '../support/lambda-context.js'
+import { leaseOf } from '../support/lease-of.js'
 
 const KEYS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }
 const KEY = 'locks/nightly-report'
@@ -171,7 +172,9 @@ describe('a lock whose client has no region or no credentials', () => {
   it('fails S3Lock.tryAcquire at once, naming the missing region, after one send', async () => {
     const s3 = s3Client({ credentials: KEYS })
     const send = vi.spyOn(s3, 'send')
-    const error = await new S3Lock({ s3, bucket: 'locks', key: KEY }).tryAcquire().catch((e: unknown) => e)
+    const error = await leaseOf(new S3Lock({ s3, bucket: 'locks', key: KEY }).tryAcquire()).catch(
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(LockConfigurationError)
     expect(error).toMatchObject({ reason: 'no-region', retryable: false })
     expect((error as Error).message).toMatch(/^no AWS region \(Region is missing\): S3 \w+ on s3:\/\/locks\//)

@@ -4,6 +4,7 @@ import { ExitCode } from '../../lib/cli/main.js'
 import { LockLostError } from '../../lib/index.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import { cliIn } from '../support/cli.js'
+import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -19,7 +20,7 @@ afterAll(() => s3.destroy())
 const cli = (...argv: string[]) => cliIn(argv, { s3 })
 const at = (key: string) => ['--bucket', bucket, '--key', key]
 const acquire = (key: string, options: { owner?: string; ttlMs?: number } = {}) =>
-  new S3Lock({ s3, bucket, key, ...options }).tryAcquire()
+  leaseOf(new S3Lock({ s3, bucket, key, ...options }).tryAcquire())
 
 describe('lambda-singleton inspect, on a real S3 engine', () => {
   it('prints a held lock as a table of fields, writing nothing', async () => {

@@ -5,6 +5,7 @@ import { ExitCode } from '../../lib/cli/main.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import { cliIn, WatchingCli } from '../support/cli.js'
 import { FaultProxy } from '../support/fault-proxy.js'
+import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -13,11 +14,11 @@ let bucket: string
 beforeAll(async () => {
   s3 = testS3Client()
   bucket = await freshBucket(s3, 'cli-list')
-  await new S3Lock({ s3, bucket, key: 'jobs/a-held', owner: 'run/a', ttlMs: 600_000 }).tryAcquire()
-  const done = await new S3Lock({ s3, bucket, key: 'jobs/b-free', owner: 'run/b' }).tryAcquire()
+  await leaseOf(new S3Lock({ s3, bucket, key: 'jobs/a-held', owner: 'run/a', ttlMs: 600_000 }).tryAcquire())
+  const done = await leaseOf(new S3Lock({ s3, bucket, key: 'jobs/b-free', owner: 'run/b' }).tryAcquire())
   await done?.release()
   await putRaw(s3, bucket, 'jobs/c-corrupt', 'not json')
-  await new S3Lock({ s3, bucket, key: 'other/d', owner: 'run/d' }).tryAcquire()
+  await leaseOf(new S3Lock({ s3, bucket, key: 'other/d', owner: 'run/d' }).tryAcquire())
 })
 
 afterAll(() => s3.destroy())
@@ -138,7 +139,7 @@ describe('lambda-singleton list, on a real S3 engine', () => {
 
 describe('lambda-singleton watch, on a real S3 engine', () => {
   it('shows the locks again every interval, with new ones, until interrupted', async () => {
-    await new S3Lock({ s3, bucket, key: 'watched/old', owner: 'early' }).tryAcquire()
+    await leaseOf(new S3Lock({ s3, bucket, key: 'watched/old', owner: 'early' }).tryAcquire())
     const watch = new WatchingCli(
       ['watch', '--bucket', bucket, '--prefix', 'watched/', '--interval', '0.2'],
       { s3 },
@@ -150,7 +151,7 @@ describe('lambda-singleton watch, on a real S3 engine', () => {
       ),
     )
     expect(first).toMatch(/\nwatched\/old +held +early /)
-    await new S3Lock({ s3, bucket, key: 'watched/new', owner: 'late' }).tryAcquire()
+    await leaseOf(new S3Lock({ s3, bucket, key: 'watched/new', owner: 'late' }).tryAcquire())
     expect(await watch.waitFor(/watched\/new/)).toMatch(/: 2 locks,[\s\S]*\nwatched\/new +held +late /)
     expect(await watch.stop()).toBe(ExitCode.Ok)
     const count = watch.frames.length

@@ -5,6 +5,7 @@ import { ExitCode } from '../../lib/cli/main.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import pkg from '../../package.json' with { type: 'json' }
 import { RunningCli, runCliProgram } from '../support/cli.js'
+import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -40,7 +41,7 @@ describe('lambda-singleton as a program, on a real S3 engine', () => {
   })
 
   it('reads the endpoint from AWS_ENDPOINT_URL_S3, as the SDK does', async () => {
-    await new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire()
+    await leaseOf(new S3Lock({ s3, bucket, key: 'locks/program', owner: 'job/2' }).tryAcquire())
     const { code, stdout } = await runCliProgram(
       ['inspect', '--bucket', bucket, '--key', 'locks/program', '--json'],
       awsEnv(),
@@ -50,7 +51,7 @@ describe('lambda-singleton as a program, on a real S3 engine', () => {
   })
 
   it('writes the real host name and user into a force-released record by default', async () => {
-    const stuck = await new S3Lock({ s3, bucket, key: 'locks/by-host', ttlMs: 600_000 }).tryAcquire()
+    const stuck = await leaseOf(new S3Lock({ s3, bucket, key: 'locks/by-host', ttlMs: 600_000 }).tryAcquire())
     expect(stuck?.isHeld).toBe(true)
     const { code } = await runCliProgram(['force-release', '--bucket', bucket, '--key', 'locks/by-host'], {
       ...awsEnv(),
@@ -76,7 +77,7 @@ describe('lambda-singleton as a program, on a real S3 engine', () => {
   })
 
   it('watches until Ctrl-C, then exits 0', async () => {
-    await new S3Lock({ s3, bucket, key: 'watched/x', owner: 'job/x' }).tryAcquire()
+    await leaseOf(new S3Lock({ s3, bucket, key: 'watched/x', owner: 'job/x' }).tryAcquire())
     const watch = new RunningCli(
       ['watch', '--bucket', bucket, '--prefix', 'watched/', '--interval', '0.2'],
       awsEnv(),

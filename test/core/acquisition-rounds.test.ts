@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockStoreError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -25,7 +26,7 @@ describe('an acquisition meeting a 409 (another conditional write in flight)', (
       retriedAt = time.now
       return 'ok'
     })
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(retriedAt - start).toBe(25) // half (random 0.5) of the first 50 ms backoff cap
@@ -35,9 +36,7 @@ describe('an acquisition meeting a 409 (another conditional write in flight)', (
   it('gives up after 8 contended rounds, retryably', async () => {
     const { store, lock } = setup()
     store.script('create', ...Array.from({ length: 20 }, () => 'conflict' as const))
-    const error = await lock()
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const error = await leaseOf(lock().tryAcquire()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
     expect(error).toMatchObject({ retryable: true, key: KEY })
     expect(store.count('create')).toBe(8)
@@ -48,7 +47,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
   it('creates the object when it is indeed absent', async () => {
     const { store, lock, start } = setup()
     store.script('read', 'denied')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create'])
@@ -58,7 +57,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     const { store, lock, put } = setup()
     put({ token: 6, expires_at: 0 })
     store.script('read', 'denied')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease?.token).toBeGreaterThan(6)
     expect(lease).toMatchObject({ record: { run: 1 } }) // the record counted no runs
     expect(store.calls).toEqual(['read', 'create', 'read', 'replace'])
@@ -68,9 +67,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     const { store, lock, put } = setup()
     put({ token: 6, expires_at: 0 })
     store.script('read', 'denied', 'denied', 'denied')
-    const error = await lock()
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const error = await leaseOf(lock().tryAcquire()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
     expect(error).toMatchObject({ retryable: false, key: KEY })
     expect(store.calls).toEqual(['read', 'create', 'read'])
@@ -79,7 +76,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
   it('does not take a 409 on its create for a denial: it waits and tries again', async () => {
     const { store, lock, start } = setup()
     store.script('read', 'denied', 'denied').script('create', 'conflict')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { serverClockOf } from '../../lib/core/server-clock.js'
 import { Lock, LockLostError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -32,7 +33,7 @@ function setup() {
   let holder: Lock | undefined
   const held = async () => {
     holder = lock()
-    const lease = await holder.tryAcquire()
+    const lease = await leaseOf(holder.tryAcquire())
     if (!lease) throw new Error('expected the lock to be free')
     time.advance(1_000)
     store.calls.length = 0
@@ -49,7 +50,7 @@ describe('a create whose outcome is unknown', () => {
   it('is recognised as ours when it landed though its answer was lost, and is not sent again', async () => {
     const { store, lock, record, start } = setup()
     store.script('create', 'answer-lost')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read'])
@@ -60,7 +61,7 @@ describe('a create whose outcome is unknown', () => {
   it('is sent again when the read-back shows it did not land', async () => {
     const { store, lock, start } = setup()
     store.script('create', 'transient')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
@@ -73,7 +74,7 @@ describe('a create whose outcome is unknown', () => {
       return 'transient'
     })
     // The read-back that settled the write named the winner: no read more.
-    expect(await lock().attempt()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
+    expect(await lock().tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
     expect(store.count('create')).toBe(1)
     expect(store.count('read')).toBe(2)
     expect(record()).toMatchObject({ owner: 'other' })
@@ -82,7 +83,7 @@ describe('a create whose outcome is unknown', () => {
   it('is settled by reading when the store answers an ambiguous 412: our own record means it landed', async () => {
     const { store, lock, start } = setup()
     store.script('create', 'ambiguous')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.count('create')).toBe(1)
@@ -91,7 +92,7 @@ describe('a create whose outcome is unknown', () => {
   it('reads an ambiguous 412 back again when the first read-back fails, and recognises its own write', async () => {
     const { store, lock, start } = setup()
     store.script('create', 'ambiguous').script('read', 'ok', 'transient')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'read'])
@@ -101,7 +102,7 @@ describe('a create whose outcome is unknown', () => {
     const { store, lock, start } = setup()
     // The first try lands unanswered and cannot be read back; the second fails its condition.
     store.script('create', 'answer-lost').script('read', 'ok', 'transient')
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(lease?.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create', 'read'])
@@ -113,7 +114,7 @@ describe('a create whose outcome is unknown', () => {
       memory.putRaw(KEY, other)
       return 'ok' // the create itself now fails its condition
     })
-    expect(await lock().attempt()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
+    expect(await lock().tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
     expect(store.calls).toEqual(['read', 'create', 'read'])
   })
 })

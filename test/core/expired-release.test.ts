@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -24,7 +25,7 @@ describe('the release of a lease that ran out', () => {
     ['keeps failing', 'transient'],
   ] as const)('rejects with the expiry when the store %s on the freeing write', async (_, fault) => {
     const { time, store, lock } = setup()
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     time.advance(9_500) // past its own end, before anyone could take over
     store.script('replace', ...Array.from({ length: 10 }, () => fault))
     await expect(lease?.release()).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
@@ -33,13 +34,13 @@ describe('the release of a lease that ran out', () => {
   it('leaves its lock believing nothing of the write that did not land: its next attempt reads, and writes nothing', async () => {
     const { time, store, lock } = setup()
     const a = lock('a')
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     time.advance(20_000)
-    await lock('b').tryAcquire()
+    await leaseOf(lock('b').tryAcquire())
     await expect(lease?.release()).rejects.toMatchObject({ reason: 'expired' })
     const before = store.calls.length
     // A blind write from a cache with no etag would be unconditional on S3 (no If-Match sent).
-    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
+    expect(await a.tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
     expect(store.calls.slice(before)).toEqual(['read'])
   })
 })

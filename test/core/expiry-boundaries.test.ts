@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/boundaries'
@@ -27,11 +28,11 @@ describe("a contender judges a lease's end by the store's clock, late by the mar
     const end = heldByOther(5_000)
     const contender = lock('contender')
     time.advance(end + MARGIN - time.now)
-    expect(await contender.attempt()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
+    expect(await contender.tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'other' } })
     expect(await contender.inspect()).toMatchObject({ held: true })
     time.advance(1)
     expect(await contender.inspect()).toMatchObject({ held: false })
-    const taken = await contender.attempt()
+    const taken = await contender.tryAcquire()
     expect(taken).toMatchObject({ status: 'acquired' })
     expect(taken.status === 'acquired' && taken.lease.token).toBeGreaterThan(4)
   })
@@ -40,7 +41,7 @@ describe("a contender judges a lease's end by the store's clock, late by the mar
     const { time, lock, heldByOther } = setup()
     const end = heldByOther(5_000)
     time.advance(end - time.now + 1)
-    expect(await lock('contender').attempt()).toMatchObject({ status: 'held' })
+    expect(await lock('contender').tryAcquire()).toMatchObject({ status: 'held' })
   })
 
   it('reports when a lease ends as the record says: expires_at seconds after the epoch', async () => {
@@ -53,7 +54,7 @@ describe("a contender judges a lease's end by the store's clock, late by the mar
     const { time, store, lock } = setup()
     store.putRaw(KEY, JSON.stringify({ v: 1, token: 4, expires_at: 0, owner: 'done' }))
     time.now = 500 // a store clock that was never set: still later than a release
-    const taken = await lock('contender').attempt()
+    const taken = await lock('contender').tryAcquire()
     expect(taken).toMatchObject({ status: 'acquired' })
     expect(taken.status === 'acquired' && taken.lease.token).toBeGreaterThan(4)
   })
@@ -64,13 +65,13 @@ describe("a holder judges its own end by its own clock, early by the margin and 
   it('counts its lease from when it sent the write, less the margin and what the estimate leaves open', async () => {
     const { time, lock } = setup()
     const startedAt = time.now
-    const lease = await lock('holder').tryAcquire()
+    const lease = await leaseOf(lock('holder').tryAcquire())
     expect(lease?.expiresAt.getTime()).toBe(startedAt + 10_000 - MARGIN - 1)
   })
 
   it('counts a renewed lease from when the renewal was sent', async () => {
     const { time, lock } = setup()
-    const lease = await lock('holder').tryAcquire()
+    const lease = await leaseOf(lock('holder').tryAcquire())
     time.advance(3_000)
     const renewedAt = time.now
     await lease?.renew(20_000)

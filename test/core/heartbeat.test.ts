@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { keepAlive, Lock } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { ManualClock } from '../support/sim-clock.js'
 
@@ -11,7 +12,7 @@ async function setup() {
   const store = new ScriptedStore({ clock, clockResolutionMs: 1 })
   const lock = (owner = 'holder') =>
     new Lock({ store, key: KEY, owner, ttlMs: 6_000, clockSkewMarginMs: 1_000, clock, random: () => 0.5 })
-  const lease = await clock.run(lock().tryAcquire())
+  const lease = await clock.run(leaseOf(lock().tryAcquire()))
   if (!lease) throw new Error('expected the lock to be free')
   return { clock, store, lock, lease }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/until'
@@ -18,28 +19,28 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
   it('refuses a holdUntil that is not a time to come, and writes nothing', async () => {
     const { time, store, lock } = setup()
     for (const holdUntil of [time.now, time.now - 1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      await expect(lock('a').tryAcquire({ holdUntil }), `holdUntil ${holdUntil}`).rejects.toThrow(
+      await expect(leaseOf(lock('a').tryAcquire({ holdUntil })), `holdUntil ${holdUntil}`).rejects.toThrow(
         LockOptionsError,
       )
     }
     expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0 })
     const until = time.now + 1
-    const lease = await lock('a').tryAcquire({ holdUntil: until })
+    const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
     expect(lease?.expiresAt.getTime()).toBe(until)
   })
 
   it('ends its lease at holdUntil, not a ttl later', async () => {
     const { time, lock } = setup()
     const until = time.now + 30_000
-    const lease = await lock('a').tryAcquire({ holdUntil: until })
+    const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
     expect(lease?.expiresAt.getTime()).toBe(until)
   })
 
   it('waits for a held lock no longer than holdUntil: a lease got later would already be over', async () => {
     const { time, lock } = setup()
-    await lock('holder').tryAcquire()
+    await leaseOf(lock('holder').tryAcquire())
     const start = time.now
-    const result = await lock('waiter').attempt({ waitMs: 20_000, holdUntil: start + 2_000 })
+    const result = await lock('waiter').tryAcquire({ waitMs: 20_000, holdUntil: start + 2_000 })
     expect(result.status).toBe('held')
     expect(time.now - start).toBeLessThanOrEqual(2_000)
   })
@@ -51,11 +52,11 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
     time.advance(SECOND - (time.now % SECOND) - 1)
     const until = time.now + 5_000
     const margin = 200
-    expect((await lock('holder', margin).tryAcquire({ holdUntil: until }))?.owner).toBe('holder')
+    expect((await leaseOf(lock('holder', margin).tryAcquire({ holdUntil: until })))?.owner).toBe('holder')
     // A contender that polls every 50 ms knows the store's time closely by then.
     const contender = lock('contender', margin)
     while (time.now < until) {
-      expect(await contender.tryAcquire(), `${until - time.now} ms before holdUntil`).toBeNull()
+      expect(await leaseOf(contender.tryAcquire()), `${until - time.now} ms before holdUntil`).toBeNull()
       time.advance(50)
     }
   })
@@ -64,7 +65,7 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
     const { time, store, lock } = setup()
     // A fresh lock knows the store time to a second: its token waits about that long.
     const until = time.now + 1_300
-    const lease = await lock('a').tryAcquire({ holdUntil: until })
+    const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
     expect(lease?.remainingMs).toBeLessThan(1_300 / 4)
     expect(store.requests).toMatchObject({ create: 1, replace: 0 })
     expect(lease?.expiresAt.getTime()).toBe(until)

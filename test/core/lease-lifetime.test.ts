@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { keepAlive, Lock, LockLostError, type LockStore } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { keepAlive, Lock, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ManualClock } from '../support/sim-clock.js'
 
 const TTL = 6_000
@@ -28,7 +30,7 @@ function setup() {
 
 /** Acquires on the manual clock: the lease is handed out once the store's clock has reached its token. */
 async function acquired(clock: ManualClock, lock: Lock) {
-  const lease = await clock.run(lock.tryAcquire())
+  const lease = await clock.run(leaseOf(lock.tryAcquire()))
   if (!lease) throw new Error('expected the lock to be free')
   return lease
 }
@@ -62,7 +64,7 @@ describe('a lease knows its own end', () => {
       await clock.advance(100)
       // Taken when its write lands, which the store answers at once; handed out after that.
       const tried = clock.now()
-      if (await clock.run(contender.tryAcquire())) takenAt = tried
+      if (await clock.run(leaseOf(contender.tryAcquire()))) takenAt = tried
     }
     expect(abortedAt).toBeDefined()
     expect(abortedAt).toBeLessThan(takenAt)

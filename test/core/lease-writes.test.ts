@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockLostError, LockOptionsError, LockStoreError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime, withoutTimers } from '../support/sim-clock.js'
 
@@ -31,7 +32,7 @@ function setup(options: { timers?: boolean } = {}) {
   const thief = JSON.stringify({ v: 1, token: THIEF_TOKEN, expires_at: 4_000_000_000, owner: 'thief' })
   /** A lease taken a second ago, with the calls it cost forgotten. */
   const held = async () => {
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     if (!lease) throw new Error('expected the lock to be free')
     time.advance(1_000)
     store.calls.length = 0
@@ -65,11 +66,11 @@ describe('a renewal', () => {
 
   it('keeps the last_run a previous run recorded', async () => {
     const { store, lock, record } = setup()
-    await (await lock('previous').tryAcquire())?.release({ lastRun: 'tick-1' })
+    await (await leaseOf(lock('previous').tryAcquire()))?.release({ lastRun: 'tick-1' })
     store.memory.putRaw(KEY, JSON.stringify({ ...record(), expires_at: 0 }))
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     await lease?.renew()
-    await lease?.checkpoint({ at: 1 })
+    await lease?.saveCheckpoint({ at: 1 })
     expect(record()).toMatchObject({ last_run: 'tick-1', state: { at: 1 } })
   })
 
@@ -80,7 +81,7 @@ describe('a renewal', () => {
     const lost = await lease.renew().catch((e: unknown) => e)
     store.calls.length = 0
     await expect(lease.renew()).rejects.toBe(lost)
-    await expect(lease.checkpoint({ at: 1 })).rejects.toBe(lost)
+    await expect(lease.saveCheckpoint({ at: 1 })).rejects.toBe(lost)
     await expect(lease.release()).rejects.toBe(lost)
     expect(store.calls).toEqual([])
   })
@@ -217,7 +218,7 @@ describe('a checkpoint', () => {
     const { held, record } = setup()
     const lease = await held()
     const before = record().expires_at
-    await lease.checkpoint({ cursor: 7 })
+    await lease.saveCheckpoint({ cursor: 7 })
     expect(record()).toMatchObject({ expires_at: before, state: { cursor: 7 } })
     await lease.renew()
     expect(record()).toMatchObject({ state: { cursor: 7 } })
@@ -227,9 +228,9 @@ describe('a checkpoint', () => {
   it('takes a state of up to 60 KiB (64 KiB less room for the record’s own fields), not a byte more', async () => {
     const { held, record } = setup()
     const lease = await held()
-    await lease.checkpoint('x'.repeat(60 * 1024 - 2)) // 61 440 bytes as JSON, quotes included
+    await lease.saveCheckpoint('x'.repeat(60 * 1024 - 2)) // 61 440 bytes as JSON, quotes included
     expect(record().state).toHaveLength(60 * 1024 - 2)
-    await expect(lease.checkpoint('x'.repeat(60 * 1024 - 1))).rejects.toMatchObject({
+    await expect(lease.saveCheckpoint('x'.repeat(60 * 1024 - 1))).rejects.toMatchObject({
       name: 'LockOptionsError',
       key: KEY,
     })
@@ -238,10 +239,10 @@ describe('a checkpoint', () => {
   it('stays through a release, unless the release clears it', async () => {
     const { held, record, lock } = setup()
     const lease = await held()
-    await lease.checkpoint({ cursor: 7 })
+    await lease.saveCheckpoint({ cursor: 7 })
     await lease.release()
     expect(record()).toMatchObject({ expires_at: 0, state: { cursor: 7 } })
-    const next = await lock().tryAcquire()
+    const next = await leaseOf(lock().tryAcquire())
     expect(next?.record.state).toEqual({ cursor: 7 })
     await next?.release({ clearState: true, lastRun: 'tick-2' })
     expect(record()).toMatchObject({ expires_at: 0, last_run: 'tick-2' })
@@ -253,7 +254,7 @@ describe('a checkpoint', () => {
     const lease = await held()
     await lease.release()
     store.calls.length = 0
-    await expect(lease.checkpoint({ at: 1 })).rejects.toMatchObject({
+    await expect(lease.saveCheckpoint({ at: 1 })).rejects.toMatchObject({
       name: 'LockLostError',
       reason: 'released',
     })
@@ -277,7 +278,7 @@ describe('a cursor', () => {
     const { held, record } = setup()
     const lease = await held()
     const before = record().expires_at
-    await lease.checkpoint({ done: 2 })
+    await lease.saveCheckpoint({ done: 2 })
     await lease.saveCursor({ after: 'inbox/0042.json' })
     expect(record()).toMatchObject({
       expires_at: before,

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import {
-  Lock,
-  LockConflictError,
-  LockCorruptedError,
-  LockOptionsError,
-  MAX_RECORD_BYTES,
-  MAX_RECORD_DEPTH,
-} from '../../lib/index.js'
+import { MAX_RECORD_BYTES, MAX_RECORD_DEPTH } from '../../lib/extend.js'
+import { Lock, LockConflictError, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -67,7 +62,7 @@ describe('a lock at the limits of its record', () => {
       const { contender, store, writes, put } = setup()
       put({ token: LAST_TOKEN })
       const before = store.peek(KEY)
-      const error = await rejection(contender('a').tryAcquire())
+      const error = await rejection(leaseOf(contender('a').tryAcquire()))
       expect(error).toBeInstanceOf(LockConflictError)
       expect(error).toMatchObject({ reason: 'tokens-exhausted', key: KEY })
       const waited = await rejection(contender('a').acquire({ waitMs: 5_000 }))
@@ -96,7 +91,7 @@ describe('a lock at the limits of its record', () => {
       const reads = store.requests.read
       expect(await rejection(contender('op').reset({ token }))).toBeInstanceOf(LockOptionsError)
       expect(store.requests.read).toBe(reads)
-      expect((await contender('a').tryAcquire())?.token).toBeGreaterThan(7)
+      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(7)
     })
 
     it('never writes an unsafe token: the last usable one is far ahead of the clock, so it is not followed either', async () => {
@@ -106,9 +101,13 @@ describe('a lock at the limits of its record', () => {
         reason: 'token-ahead-of-clock',
       })
       put({ token: LAST_TOKEN - 1 })
-      expect(await rejection(contender('a').tryAcquire())).toMatchObject({ reason: 'record-ahead-of-clock' })
+      expect(await rejection(leaseOf(contender('a').tryAcquire()))).toMatchObject({
+        reason: 'record-ahead-of-clock',
+      })
       put({ token: LAST_TOKEN })
-      expect(await rejection(contender('b').tryAcquire())).toMatchObject({ reason: 'tokens-exhausted' })
+      expect(await rejection(leaseOf(contender('b').tryAcquire()))).toMatchObject({
+        reason: 'tokens-exhausted',
+      })
       expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ token: LAST_TOKEN, expires_at: 0 })
       expect(writes()).toBe(0)
       expect(await contender('c').inspect()).toMatchObject({ token: LAST_TOKEN, held: false })
@@ -120,7 +119,7 @@ describe('a lock at the limits of its record', () => {
       const { contender, store, writes } = setup()
       const body = `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`
       store.putRaw(KEY, body)
-      for (const call of [() => contender('a').tryAcquire(), () => contender('a').inspect()]) {
+      for (const call of [() => leaseOf(contender('a').tryAcquire()), () => contender('a').inspect()]) {
         const error = await rejection(call())
         expect(error).toBeInstanceOf(LockCorruptedError)
         expect((error as LockCorruptedError).message).toMatch(/nested more than 100 levels deep/)
@@ -135,7 +134,7 @@ describe('a lock at the limits of its record', () => {
       // The record is the first level, so its field may nest one level less.
       const extra = JSON.parse(nested(MAX_RECORD_DEPTH - 1))
       put({ extra })
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       expect(lease?.token).toBeGreaterThan(1)
       expect(JSON.parse(store.peek(KEY) ?? '').extra).toEqual(extra)
       await expect(contender('b').inspect()).resolves.toMatchObject({ held: true })
@@ -144,14 +143,14 @@ describe('a lock at the limits of its record', () => {
     it('refuses one level more as corrupted', async () => {
       const { contender, put } = setup()
       put({ extra: JSON.parse(nested(MAX_RECORD_DEPTH)) })
-      expect(await rejection(contender('a').tryAcquire())).toBeInstanceOf(LockCorruptedError)
+      expect(await rejection(leaseOf(contender('a').tryAcquire()))).toBeInstanceOf(LockCorruptedError)
     })
 
     it('lets an operator reset a record nested too deep', async () => {
       const { contender, store } = setup()
       store.putRaw(KEY, `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`)
       await contender('op').reset({ token: 10 })
-      expect((await contender('a').tryAcquire())?.token).toBeGreaterThan(10)
+      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(10)
     })
 
     it.each([
@@ -170,11 +169,11 @@ describe('a lock at the limits of its record', () => {
       'refuses a checkpoint or a cursor %s with LockOptionsError, writing nothing and keeping the lease',
       async (_, value) => {
         const { contender, store, writes } = setup()
-        const lease = await contender('a').tryAcquire()
+        const lease = await leaseOf(contender('a').tryAcquire())
         const before = store.peek(KEY)
         const written = writes()
         for (const [write, what] of [
-          [(v: never) => lease?.checkpoint(v), /^Checkpoint state /],
+          [(v: never) => lease?.saveCheckpoint(v), /^Checkpoint state /],
           [(v: never) => lease?.saveCursor(v), /^Cursor /],
         ] as const) {
           const error = await rejection(write(value as never) ?? Promise.resolve())
@@ -183,7 +182,7 @@ describe('a lock at the limits of its record', () => {
         }
         expect(store.peek(KEY)).toBe(before)
         expect(writes()).toBe(written)
-        await lease?.checkpoint({ done: 1 })
+        await lease?.saveCheckpoint({ done: 1 })
         await lease?.saveCursor({ after: 2 })
         expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: { done: 1 }, cursor: { after: 2 } })
       },
@@ -191,7 +190,7 @@ describe('a lock at the limits of its record', () => {
 
     it('keeps the reason JSON gave for a value it cannot hold', async () => {
       const { contender } = setup()
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       const error = await rejection(lease?.saveCursor({ count: 10n } as never) ?? Promise.resolve())
       expect((error as LockOptionsError).cause).toBeInstanceOf(TypeError)
       expect((error as Error).message).toMatch(/cannot be written as JSON/)
@@ -199,10 +198,10 @@ describe('a lock at the limits of its record', () => {
 
     it('takes a checkpoint and a cursor nested as deep as a record field may be', async () => {
       const { contender, store } = setup()
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       // They sit one level below the record, like any field.
       const deepest = JSON.parse(nested(MAX_RECORD_DEPTH - 1))
-      await lease?.checkpoint(deepest)
+      await lease?.saveCheckpoint(deepest)
       await lease?.saveCursor(deepest)
       expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ state: deepest, cursor: deepest })
     })
@@ -212,7 +211,7 @@ describe('a lock at the limits of its record', () => {
       const body = recordOfSize(MAX_RECORD_BYTES)
       expect(Buffer.byteLength(body)).toBe(64 * 1024)
       store.putRaw(KEY, body)
-      const error = await rejection(contender('a').tryAcquire())
+      const error = await rejection(leaseOf(contender('a').tryAcquire()))
       expect(error).toBeInstanceOf(LockConflictError)
       expect(error).toMatchObject({ reason: 'record-too-large' })
       expect(await contender('a').inspect()).toMatchObject({
@@ -231,7 +230,7 @@ describe('a lock at the limits of its record', () => {
         store.putRaw(KEY, recordOfSize(bytes))
         const lock = contender('a')
         const info = await lock.inspect()
-        const acquired = await lock.tryAcquire().then(
+        const acquired = await leaseOf(lock.tryAcquire()).then(
           (lease) => lease !== null,
           (error: unknown) => {
             expect(error).toMatchObject({ reason: 'record-too-large' })
@@ -248,7 +247,7 @@ describe('a lock at the limits of its record', () => {
 
     it('says nothing of blocking for an ordinary record', async () => {
       const { contender } = setup()
-      await contender('a').tryAcquire()
+      await leaseOf(contender('a').tryAcquire())
       const info = await contender('b').inspect()
       expect(info).not.toHaveProperty('blocked')
     })

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os'
 import { describe, expect, it } from 'vitest'
-import { Lock, type LockOptions, LockOptionsError, type LockStore } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { Lock, type LockOptions, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 
 const store = new MemoryLockStore()
 const refusal = (options: Partial<LockOptions>) => {
@@ -46,14 +48,17 @@ describe('Lock options', () => {
   it('refuses a per-call owner that is empty, before any request', async () => {
     const counted = new MemoryLockStore()
     const lock = new Lock({ store: counted, key: 'k' })
-    await expect(lock.tryAcquire({ owner: '' })).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(leaseOf(lock.tryAcquire({ owner: '' }))).rejects.toBeInstanceOf(LockOptionsError)
     expect(counted.requests.read).toBe(0)
   })
 
   it('refuses a negative wait, before any request', async () => {
     const counted = new MemoryLockStore()
     const lock = new Lock({ store: counted, key: 'k' })
-    await expect(lock.attempt({ waitMs: -1 })).rejects.toMatchObject({ name: 'LockOptionsError', key: 'k' })
+    await expect(lock.tryAcquire({ waitMs: -1 })).rejects.toMatchObject({
+      name: 'LockOptionsError',
+      key: 'k',
+    })
     expect(counted.requests.read).toBe(0)
   })
 })

@@ -1,15 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Clock } from '../../lib/core/clock.js'
-import {
-  type Lease,
-  Lock,
-  LockLostError,
-  type LockStore,
-  LockStoreError,
-  WriteStatus,
-} from '../../lib/index.js'
+import { type LockStore, WriteStatus } from '../../lib/extend.js'
+import { type Lease, Lock, LockLostError, LockStoreError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/contended'
@@ -166,8 +161,7 @@ async function run(
       if (!stillValid && !acquiring.has(who)) {
         acquiring.add(who)
         pending.push(
-          lock
-            .tryAcquire()
+          leaseOf(lock.tryAcquire())
             .then((lease) => {
               if (lease) {
                 acquiredTokens.push(lease.token)
@@ -255,8 +249,8 @@ describe('Lock (properties over random interleavings)', () => {
       clock: time.localClock(20_000),
       trustLocalClock: true,
     })
-    const lease = await holderLock.tryAcquire()
-    const stolen = await thief.tryAcquire()
+    const lease = await leaseOf(holderLock.tryAcquire())
+    const stolen = await leaseOf(thief.tryAcquire())
     expect(lease && lease.remainingMs > 0).toBe(true)
     expect(stolen).not.toBeNull() // two leases valid at once: the property above would flag this
   })

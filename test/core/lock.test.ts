@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { serverClockOf } from '../../lib/core/server-clock.js'
+import type { LockStore } from '../../lib/extend.js'
 import {
   Lock,
   LockConflictError,
   LockCorruptedError,
   LockLostError,
   LockOptionsError,
-  type LockStore,
   LockStoreError,
   LockTimeoutError,
   LostReason,
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 function setup(options: { ttlMs?: number; margin?: number } = {}) {
@@ -35,7 +36,7 @@ describe('Lock (protocol core, in-memory store)', () => {
   it("creates the record, run 1, with a token at or above the store's time, when no object exists", async () => {
     const { time, contender, record } = setup()
     const asked = time.now
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     expect(lease?.token).toBeGreaterThanOrEqual(asked)
     // Handed out only once the store's clock has reached it.
     expect(lease?.token).toBeLessThanOrEqual(time.now)
@@ -45,18 +46,21 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('answers null while another owner holds the lock, and attempt() tells who holds it', async () => {
     const { contender } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     const b = contender('b')
-    expect(await b.tryAcquire()).toBeNull()
-    expect(await b.attempt()).toMatchObject({ status: 'held', holder: { owner: 'a', token: lease?.token } })
+    expect(await leaseOf(b.tryAcquire())).toBeNull()
+    expect(await b.tryAcquire()).toMatchObject({
+      status: 'held',
+      holder: { owner: 'a', token: lease?.token },
+    })
   })
 
   it('release zeroes expires_at, keeps the token, and the next acquisition gets a higher token', async () => {
     const { contender, record } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     await lease?.release()
     expect(record()).toMatchObject({ token: lease?.token, run: 1, expires_at: 0 })
-    const next = await contender('b').tryAcquire()
+    const next = await leaseOf(contender('b').tryAcquire())
     expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({ token: next?.token, run: 2 })
   })
@@ -64,10 +68,10 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('re-acquires after its own release with a single conditional write and no read', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    const first = await a.tryAcquire()
+    const first = await leaseOf(a.tryAcquire())
     await first?.release()
     const before = { ...store.requests }
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
     expect(store.requests.read - before.read).toBe(0)
@@ -77,19 +81,19 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('never takes a lease it holds for another owner from its cache (concurrent invocations in one process)', async () => {
     const { contender } = setup()
     const shared = contender('process')
-    const first = await shared.tryAcquire({ owner: 'fn/request-1' })
+    const first = await leaseOf(shared.tryAcquire({ owner: 'fn/request-1' }))
     expect(first?.record).toMatchObject({ owner: 'fn/request-1', run: 1 })
-    expect(await shared.tryAcquire({ owner: 'fn/request-2' })).toBeNull()
+    expect(await leaseOf(shared.tryAcquire({ owner: 'fn/request-2' }))).toBeNull()
   })
 
   it('falls back to read + write when someone wrote since its cached write', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    await (await a.tryAcquire())?.release()
-    const b = await contender('b').tryAcquire()
+    await (await leaseOf(a.tryAcquire()))?.release()
+    const b = await leaseOf(contender('b').tryAcquire())
     await b?.release()
     const before = { ...store.requests }
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     expect(lease?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(3)
     expect(store.requests.read - before.read).toBe(1)
@@ -98,25 +102,25 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('does not take an expired lease before the clock-skew margin has passed', async () => {
     const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     time.advance(record().expires_at * 1000 - time.now) // the record's expires_at, give or take the Date resolution
-    expect(await contender('b').tryAcquire()).toBeNull()
+    expect(await leaseOf(contender('b').tryAcquire())).toBeNull()
     time.advance(3_000)
-    expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+    expect((await leaseOf(contender('b').tryAcquire()))?.token).toBeGreaterThan(
       lease?.token ?? Number.POSITIVE_INFINITY,
     )
   })
 
   it('judges expiry by the store clock, not by a contender whose clock runs an hour ahead', async () => {
     const { contender } = setup()
-    await contender('a').tryAcquire()
-    expect(await contender('fast', 3_600_000).tryAcquire()).toBeNull()
+    await leaseOf(contender('a').tryAcquire())
+    expect(await leaseOf(contender('fast', 3_600_000).tryAcquire())).toBeNull()
   })
 
   it("hands its lease out with its whole ttl, from when the store's clock reaches the token, and ends it the margin (and as far as its guess may be off) before the record's expiry", async () => {
     const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
     const asked = time.now
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     // The record's lease runs from the token (the store's time when it is handed out) for ttl.
     expect(record().expires_at * 1000).toBe((lease?.token ?? 0) + 10_000)
     expect(lease?.token).toBeGreaterThanOrEqual(asked)
@@ -130,8 +134,8 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('takes over a held lease at once, with a higher token, when the owner is its own (a retried invocation)', async () => {
     const { contender } = setup()
-    const crashed = await contender('fn/request-1').tryAcquire()
-    const retry = await contender('fn/request-1').tryAcquire()
+    const crashed = await leaseOf(contender('fn/request-1').tryAcquire())
+    const retry = await leaseOf(contender('fn/request-1').tryAcquire())
     expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
     expect(retry?.record.run).toBe(2)
     await expect(crashed?.renew()).rejects.toBeInstanceOf(LockLostError)
@@ -158,7 +162,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     }
     const lock = new Lock({ store, key: 'k', owner: 'a', clock: time.localClock(), random: () => 0 })
     const asked = time.now
-    const error = await lock.tryAcquire().catch((e: unknown) => e)
+    const error = await leaseOf(lock.tryAcquire()).catch((e: unknown) => e)
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: true })
     expect(JSON.parse(inner.peek('k') ?? '{}')).toMatchObject({ owner: 'a', run: 1 }) // it had landed
     expect(JSON.parse(inner.peek('k') ?? '{}').token).toBeGreaterThanOrEqual(asked)
@@ -167,17 +171,19 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('does not take over a live lease it handed out itself, even for the same owner', async () => {
     const { contender } = setup()
     const lock = contender('worker')
-    const first = await lock.tryAcquire()
-    expect(await lock.attempt()).toMatchObject({ status: 'held', holder: { token: first?.token } })
+    const first = await leaseOf(lock.tryAcquire())
+    expect(await lock.tryAcquire()).toMatchObject({ status: 'held', holder: { token: first?.token } })
     await first?.release()
-    expect((await lock.tryAcquire())?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(lock.tryAcquire()))?.token).toBeGreaterThan(
+      first?.token ?? Number.POSITIVE_INFINITY,
+    )
   })
 
   it('refuses an owner that can never fit, before any request', async () => {
     const { contender, store } = setup()
-    const error = await contender('a')
-      .tryAcquire({ owner: 'x'.repeat(70_000) })
-      .catch((e: unknown) => e)
+    const error = await leaseOf(contender('a').tryAcquire({ owner: 'x'.repeat(70_000) })).catch(
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(LockOptionsError)
     expect(store.requests.read).toBe(0)
   })
@@ -187,9 +193,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const near = { v: 1, token: 3, expires_at: 0, owner: 'old', notes: 'n'.repeat(65_470) }
     store.putRaw('jobs/nightly', JSON.stringify(near))
     const before = store.peek('jobs/nightly')
-    const error = await contender('a-rather-long-owner-name')
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const error = await leaseOf(contender('a-rather-long-owner-name').tryAcquire()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
     expect(error).toMatchObject({ reason: 'record-too-large' })
     expect(store.peek('jobs/nightly')).toBe(before)
@@ -199,7 +203,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { time, store, contender, record } = setup()
     const asked = time.now
     const lock = contender('a')
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     const first = record().expires_at
     time.advance(asked + 5_000 - time.now) // 5 s after the answer that dated the store's clock
     // How far its guess of the store's clock may be off (narrowed while it waited for its
@@ -217,7 +221,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('refuses a renew after a takeover, fires the signal, and leaves the new holder untouched', async () => {
     const { contender, record } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     const thief = await contender('operator').forceRelease()
     const taken = JSON.stringify(record())
     const error = await lease?.renew().catch((e: unknown) => e)
@@ -235,9 +239,9 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('refuses a stale release and writes nothing', async () => {
     const { time, contender, store } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     time.advance(20_000) // its own end passed first: it knows it expired
-    await contender('b').tryAcquire()
+    await leaseOf(contender('b').tryAcquire())
     const taken = store.peek('jobs/nightly')
     await expect(lease?.release()).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
     expect(store.peek('jobs/nightly')).toBe(taken)
@@ -245,20 +249,20 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('frees the record of a lease that ran out unrenewed when nobody wrote since, still reporting it lost', async () => {
     const { time, contender, record } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     time.advance((lease?.remainingMs ?? 0) + 1) // past its own end, before anyone could take over (1 s margin)
     expect(lease?.signal.reason).toMatchObject({ reason: 'expired' })
     await expect(lease?.release({ lastRun: 'tick' })).rejects.toMatchObject({ reason: 'expired' })
     expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
     expect(record().last_run).toBeUndefined() // the run is not known to have completed
-    const next = await contender('b').tryAcquire()
+    const next = await leaseOf(contender('b').tryAcquire())
     expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
   })
 
   it('treats a second release as a no-op and a renew after release as an error', async () => {
     const { contender } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     await lease?.release()
     await expect(lease?.release()).resolves.toBeUndefined()
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Released })
@@ -267,10 +271,10 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('reports a deleted lock object as lost, and recreates it above the highest token it saw', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     store.delete('jobs/nightly')
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
-    expect((await a.tryAcquire())?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('keeps unknown fields, the checkpoint and last_run across acquisitions', async () => {
@@ -279,12 +283,12 @@ describe('Lock (protocol core, in-memory store)', () => {
       'jobs/nightly',
       JSON.stringify({ v: 1, token: 7, expires_at: 0, owner: 'x', future_field: [1] }),
     )
-    const lease = await contender('a').tryAcquire()
-    await lease?.checkpoint({ cursor: 42 })
+    const lease = await leaseOf(contender('a').tryAcquire())
+    await lease?.saveCheckpoint({ cursor: 42 })
     await lease?.release({ lastRun: '2026-11-21T03:00:00Z' })
     expect(lease?.token).toBeGreaterThan(7)
     expect(lease?.record.run).toBe(1) // the record had no run count yet
-    const next = await contender('b').tryAcquire()
+    const next = await leaseOf(contender('b').tryAcquire())
     expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
     expect(next?.record.state).toEqual({ cursor: 42 })
@@ -297,22 +301,22 @@ describe('Lock (protocol core, in-memory store)', () => {
 
   it('refuses a checkpoint larger than the limit, writing nothing', async () => {
     const { contender, store } = setup()
-    const lease = await contender('a').tryAcquire()
+    const lease = await leaseOf(contender('a').tryAcquire())
     const before = store.peek('jobs/nightly')
-    await expect(lease?.checkpoint('x'.repeat(70_000))).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(lease?.saveCheckpoint('x'.repeat(70_000))).rejects.toBeInstanceOf(LockOptionsError)
     expect(store.peek('jobs/nightly')).toBe(before)
   })
 
   it('writes nothing, and answers skipped with the record, when skipIf matches it', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     await lease?.release({ lastRun: 'tick-1' })
     const b = contender('b')
     const writes = store.requests.create + store.requests.replace
-    expect(await b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' })).toBeNull()
+    expect(await leaseOf(b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' }))).toBeNull()
     expect(
-      await b.attempt({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' }),
+      await b.tryAcquire({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' }),
     ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: lease?.token } })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
@@ -321,7 +325,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender, store } = setup()
     const a = contender('a')
     expect(await a.inspect()).toBeNull()
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     const writes = store.requests.create + store.requests.replace
     expect(await contender('b').inspect()).toMatchObject({
       token: lease?.token,
@@ -335,7 +339,7 @@ describe('Lock (protocol core, in-memory store)', () => {
   describe('acquire with a wait', () => {
     it('gets the lock once the holder releases it', async () => {
       const { contender, store, time } = setup({ ttlMs: 600_000 })
-      const holder = await contender('a').tryAcquire()
+      const holder = await leaseOf(contender('a').tryAcquire())
       time.localClock().schedule(3_000, () => void holder?.release())
       const reads = store.requests.read
       const lease = await contender('b').acquire({ waitMs: 30_000 })
@@ -346,7 +350,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
     it('rejects LockTimeoutError naming the holder when the wait runs out', async () => {
       const { contender } = setup({ ttlMs: 600_000 })
-      await contender('a').tryAcquire()
+      await leaseOf(contender('a').tryAcquire())
       const error = await contender('b')
         .acquire({ waitMs: 5_000 })
         .catch((e: unknown) => e)
@@ -357,7 +361,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
     it('stops waiting when its signal aborts', async () => {
       const { contender } = setup({ ttlMs: 600_000 })
-      await contender('a').tryAcquire()
+      await leaseOf(contender('a').tryAcquire())
       const controller = new AbortController()
       controller.abort(new Error('shutting down'))
       await expect(contender('b').acquire({ waitMs: 5_000, signal: controller.signal })).rejects.toThrow(
@@ -388,9 +392,7 @@ describe('Lock (protocol core, in-memory store)', () => {
       const { contender, store } = setup()
       store.putRaw('jobs/nightly', body)
       const writes = store.requests.create + store.requests.replace
-      const error = await contender('a')
-        .tryAcquire()
-        .catch((e: unknown) => e)
+      const error = await leaseOf(contender('a').tryAcquire()).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockCorruptedError)
       expect((error as LockCorruptedError).raw).toBe(body.slice(0, 64 * 1024))
       expect(store.peek('jobs/nightly')).toBe(body)
@@ -402,20 +404,20 @@ describe('Lock (protocol core, in-memory store)', () => {
       store.putRaw('jobs/nightly', 'garbage')
       const operator = contender('operator')
       await operator.reset({ token: 100, force: true })
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       expect(lease?.token).toBeGreaterThan(100)
       expect(lease?.record.run).toBe(1) // a reset record counts no runs
     })
 
     it('lets an operator force-release a held lock, raising the token to fence off the holder', async () => {
       const { contender, record } = setup({ ttlMs: 600_000 })
-      const stuck = await contender('a').tryAcquire()
+      const stuck = await leaseOf(contender('a').tryAcquire())
       const freed = await contender('op').forceRelease()
       expect(freed).toMatchObject({ expires_at: 0 })
       expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
       expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
       await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
-      expect((await contender('b').tryAcquire())?.token).toBeGreaterThan(
+      expect((await leaseOf(contender('b').tryAcquire()))?.token).toBeGreaterThan(
         freed?.token ?? Number.POSITIVE_INFINITY,
       )
       expect(await setup().contender('op').forceRelease()).toBeNull()
@@ -430,7 +432,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
     it('refuses to reset a held lock or to lower its token', async () => {
       const { contender } = setup()
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       const above = (lease?.token ?? 0) + 1
       await expect(contender('op').reset({ token: above })).rejects.toThrow(/not released/)
       await lease?.release()
@@ -457,7 +459,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
     it('refuses a per-call ttl not above the margin', async () => {
       const lock = new Lock({ store, key: 'k', clockSkewMarginMs: 1_000 })
-      await expect(lock.tryAcquire({ ttlMs: 500 })).rejects.toBeInstanceOf(LockOptionsError)
+      await expect(leaseOf(lock.tryAcquire({ ttlMs: 500 }))).rejects.toBeInstanceOf(LockOptionsError)
     })
   })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError, LockOptionsError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -32,8 +33,8 @@ function setup() {
 describe('forceRelease', () => {
   it('frees a held lock with a higher token, naming the operator, and keeps the rest of the record', async () => {
     const { lock, record } = setup()
-    const stuck = await lock('stuck').tryAcquire()
-    await stuck?.checkpoint({ cursor: 3 })
+    const stuck = await leaseOf(lock('stuck').tryAcquire())
+    await stuck?.saveCheckpoint({ cursor: 3 })
     const freed = await lock('ops').forceRelease()
     expect(freed).toMatchObject({ expires_at: 0 })
     expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
@@ -48,7 +49,7 @@ describe('forceRelease', () => {
 
   it('refuses, writing nothing of its own, when the lock changed between its read and its write', async () => {
     const { store, lock, record, meanwhile } = setup()
-    await lock('stuck').tryAcquire()
+    await leaseOf(lock('stuck').tryAcquire())
     store.script('replace', meanwhile({ token: 2, expires_at: 4_000_000_000, owner: 'new holder' }))
     const error = await lock('ops')
       .forceRelease()
@@ -60,7 +61,7 @@ describe('forceRelease', () => {
 
   it('rides out transient store failures on its read and its write', async () => {
     const { store, lock, record } = setup()
-    const stuck = await lock('stuck').tryAcquire()
+    const stuck = await leaseOf(lock('stuck').tryAcquire())
     store.script('read', 'transient').script('replace', 'transient')
     const freed = await lock('ops').forceRelease()
     expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
@@ -103,7 +104,7 @@ describe('reset', () => {
 
   it('refuses to replace a held record', async () => {
     const { lock, record } = setup()
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     const above = (lease?.token ?? 0) + 1
     await expect(lock('ops').reset({ token: above })).rejects.toMatchObject({ reason: 'not-released' })
     expect(record()).toMatchObject({ token: lease?.token, owner: 'a' })

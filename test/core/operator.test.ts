@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -51,7 +52,7 @@ describe('reset (operator)', () => {
       const error = await refusal(store, operator.reset({ token: 10 }))
       expect(error.reason).toBe('not-released')
       await operator.reset({ token: 10, force: true })
-      expect((await contender('a').tryAcquire())?.token).toBeGreaterThan(10)
+      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(10)
     })
 
     it('refuses to reset a body that shows no expiry at all (not JSON), and resets it when forced', async () => {
@@ -63,7 +64,7 @@ describe('reset (operator)', () => {
 
     it('refuses to reset a valid held record, and when forced fences its holder off', async () => {
       const { store, operator, contender } = setup()
-      const lease = await contender('a').tryAcquire()
+      const lease = await leaseOf(contender('a').tryAcquire())
       const above = (lease?.token ?? 0) + 1
       expect((await refusal(store, operator.reset({ token: above }))).reason).toBe('not-released')
       await operator.reset({ token: above, force: true })
@@ -112,8 +113,8 @@ describe('reset (operator)', () => {
 
     it('refuses a token at or below the one a valid released record carries', async () => {
       const { store, operator, contender } = setup()
-      await (await contender('a').tryAcquire())?.release()
-      const last = await contender('a').tryAcquire()
+      await (await leaseOf(contender('a').tryAcquire()))?.release()
+      const last = await leaseOf(contender('a').tryAcquire())
       await last?.release()
       const token = last?.token ?? 0
       expect((await refusal(store, operator.reset({ token, force: true }))).reason).toBe('token-too-low')

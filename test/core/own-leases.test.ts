@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Clock } from '../../lib/core/clock.js'
 import { Lock } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime, withoutTimers } from '../support/sim-clock.js'
 
@@ -30,10 +31,10 @@ describe('a lock’s memory of its own writes', () => {
   it('re-acquires after its own release with one write, also for a new owner (the next invocation)', async () => {
     const { store, lock, fresh } = setup()
     const warm = lock()
-    const first = await warm.tryAcquire({ owner: 'fn/request-1' })
+    const first = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
     await first?.release()
     fresh()
-    const next = await warm.tryAcquire({ owner: 'fn/request-2' })
+    const next = await leaseOf(warm.tryAcquire({ owner: 'fn/request-2' }))
     expect(next).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
     expect(next?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])
@@ -42,12 +43,12 @@ describe('a lock’s memory of its own writes', () => {
   it('forgets a cached write found stale, so that its next attempt reads first', async () => {
     const { store, lock, fresh } = setup()
     const a = lock('a')
-    await (await a.tryAcquire())?.release()
-    const b = await lock('b').tryAcquire()
-    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
+    await (await leaseOf(a.tryAcquire()))?.release()
+    const b = await leaseOf(lock('b').tryAcquire())
+    expect(await a.tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'b' } })
     await b?.release()
     fresh()
-    const next = await a.tryAcquire()
+    const next = await leaseOf(a.tryAcquire())
     expect(next).toMatchObject({ record: { run: 3 } })
     expect(next?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['read', 'replace'])
@@ -56,22 +57,22 @@ describe('a lock’s memory of its own writes', () => {
   it('reads first after losing its lease: what it wrote last is known to be stale', async () => {
     const { store, lock, fresh } = setup()
     const a = lock()
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     store.memory.delete(KEY)
     await expect(lease?.renew()).rejects.toMatchObject({ reason: 'deleted' })
     fresh()
-    expect((await a.tryAcquire())?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['read', 'create'])
   })
 
   it('recreates a vanished object after a blind write finds it gone, above the token it had', async () => {
     const { store, lock, fresh } = setup()
     const a = lock()
-    const first = await a.tryAcquire()
+    const first = await leaseOf(a.tryAcquire())
     await first?.release()
     store.memory.delete(KEY)
     fresh()
-    expect((await a.tryAcquire())?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace', 'read', 'create'])
   })
 })
@@ -80,10 +81,10 @@ describe('a lock’s own live leases', () => {
   it('do not stop it from taking a free record for another owner (two invocations in one process)', async () => {
     const { lock } = setup()
     const shared = lock()
-    const first = await shared.tryAcquire({ owner: 'fn/request-1' })
+    const first = await leaseOf(shared.tryAcquire({ owner: 'fn/request-1' }))
     const freed = await lock('operator').forceRelease() // the record is free; the first lease does not know yet
     expect(first?.isHeld).toBe(true)
-    const second = await shared.tryAcquire({ owner: 'fn/request-2' })
+    const second = await leaseOf(shared.tryAcquire({ owner: 'fn/request-2' }))
     expect(second).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
     expect(second?.token).toBeGreaterThan(freed?.token ?? Number.POSITIVE_INFINITY)
   })
@@ -91,13 +92,13 @@ describe('a lock’s own live leases', () => {
   it('keep the record held for their own owner, until their end passes by the clock, though no timer fired', async () => {
     const { time, store, lock, fresh } = setup((t) => withoutTimers(t.localClock()))
     const warm = lock()
-    const first = await warm.tryAcquire({ owner: 'fn/request-1' })
+    const first = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
     time.advance((first?.remainingMs ?? 0) - 1)
-    expect(await warm.attempt({ owner: 'fn/request-1' })).toMatchObject({ status: 'held' })
+    expect(await warm.tryAcquire({ owner: 'fn/request-1' })).toMatchObject({ status: 'held' })
     time.advance(1) // its end, exactly: the retry of that invocation may take it over
     expect(first?.isHeld).toBe(true) // its watchdog never ran
     fresh()
-    const retry = await warm.tryAcquire({ owner: 'fn/request-1' })
+    const retry = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
     expect(retry?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace']) // its own record, from its cache
   })
@@ -105,13 +106,13 @@ describe('a lock’s own live leases', () => {
   it('lose without discarding what a newer lease of the same lock wrote since', async () => {
     const { store, lock, fresh } = setup((t) => withoutTimers(t.localClock()))
     const warm = lock()
-    const stale = await warm.tryAcquire({ owner: 'fn/request-1' })
+    const stale = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
     await lock('operator').forceRelease()
-    const newer = await warm.tryAcquire({ owner: 'fn/request-2' })
+    const newer = await leaseOf(warm.tryAcquire({ owner: 'fn/request-2' }))
     await newer?.release()
     await expect(stale?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
     fresh()
-    const third = await warm.tryAcquire({ owner: 'fn/request-3' })
+    const third = await leaseOf(warm.tryAcquire({ owner: 'fn/request-3' }))
     expect(third).toMatchObject({ record: { run: 3 } })
     expect(third?.token).toBeGreaterThan(newer?.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])

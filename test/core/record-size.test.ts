@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockConflictError, MAX_RECORD_BYTES } from '../../lib/index.js'
+import { MAX_RECORD_BYTES } from '../../lib/extend.js'
+import { Lock, LockConflictError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/large'
@@ -14,7 +16,7 @@ async function acquireWithPad(padBytes: number) {
   const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   store.putRaw(KEY, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'x', pad: 'p'.repeat(padBytes) }))
   const lock = new Lock({ store, key: KEY, owner: 'a', clock: time.localClock() })
-  const outcome = await lock.tryAcquire().catch((error: unknown) => error)
+  const outcome = await leaseOf(lock.tryAcquire()).catch((error: unknown) => error)
   return { outcome, written: store.peek(KEY) ?? '' }
 }
 

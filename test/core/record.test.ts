@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { nextRun } from '../../lib/core/record.js'
-import { LockCorruptedError, MAX_RECORD_BYTES, parseRecord } from '../../lib/index.js'
+import { MAX_RECORD_BYTES, parseRecord } from '../../lib/extend.js'
+import { LockCorruptedError } from '../../lib/index.js'
 
 const valid = { v: 1 as const, token: 3, expires_at: 1_740_151_473.206, owner: 'a' }
 const body = (fields: Record<string, unknown>) => JSON.stringify({ ...valid, ...fields })

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import {
-  Lock,
-  type LockStore,
-  LockStoreError,
-  type ReadResult,
-  type StoreCallOptions,
-  type WriteResult,
-} from '../../lib/index.js'
+import type { LockStore, ReadResult, StoreCallOptions, WriteResult } from '../../lib/extend.js'
+import { Lock, LockStoreError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -40,12 +35,12 @@ describe('what a lost race costs', () => {
     const lockFor = (owner: string) =>
       new Lock({ store, key: KEY, owner, ttlMs: 10_000, clockSkewMarginMs: 1_000, clock: time.localClock() })
     const warm = lockFor('warm')
-    const first = await warm.tryAcquire()
+    const first = await leaseOf(warm.tryAcquire())
     await first?.release()
-    const other = await lockFor('other').tryAcquire()
+    const other = await leaseOf(lockFor('other').tryAcquire())
     expect(other?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     const before = { ...inner.requests }
-    const attempt = await warm.attempt()
+    const attempt = await warm.tryAcquire()
     expect(attempt).toMatchObject({ status: 'held', holder: { owner: 'other', token: other?.token } })
     expect(inner.requests.replace - before.replace).toBe(1)
     expect(inner.requests.read - before.read).toBe(1)

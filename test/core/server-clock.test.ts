@@ -4,6 +4,7 @@ import { ServerClock, type ServerTime } from '../../lib/core/server-clock.js'
 import type { LockStore } from '../../lib/core/store.js'
 import { Lock, LockClockError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ManualClock, SimTime } from '../support/sim-clock.js'
 
 const SECOND = 1_000
@@ -118,8 +119,8 @@ describe('a lock on a store whose answers carry no date', () => {
       reportServerDate: false,
     })
     const lock = new Lock({ store, key: 'jobs/nightly', clock: time.localClock() })
-    await expect(lock.tryAcquire()).rejects.toBeInstanceOf(LockClockError)
-    await expect(lock.tryAcquire()).rejects.toThrow(/jobs\/nightly.*no date.*trustLocalClock/)
+    await expect(leaseOf(lock.tryAcquire())).rejects.toBeInstanceOf(LockClockError)
+    await expect(leaseOf(lock.tryAcquire())).rejects.toThrow(/jobs\/nightly.*no date.*trustLocalClock/)
     expect(store.peek('jobs/nightly')).toBeUndefined()
   })
 
@@ -132,7 +133,7 @@ describe('a lock on a store whose answers carry no date', () => {
     })
     const lock = new Lock({ store, key: 'k', clock: time.localClock(), trustLocalClock: true, ttlMs: 10_000 })
     const asked = time.now
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     // Its own clock is taken as exact: the token is its time, handed out once that time has
     // passed, 1 ms later, so that a contender acquiring next takes a higher one.
     expect(lease?.token).toBe(asked)
@@ -156,12 +157,12 @@ describe('takeover after a crash', () => {
     const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
     const lock = (owner: string) =>
       new Lock({ store, key: 'k', owner, ttlMs: TTL, clockSkewMarginMs: MARGIN, clock: time.localClock() })
-    await lock('crashed').tryAcquire() // and never heard from again
+    await leaseOf(lock('crashed').tryAcquire()) // and never heard from again
     const acquiredAt = time.now
     const contender = lock('next')
     for (;;) {
       time.advance(100)
-      if (await contender.tryAcquire()) return time.now - acquiredAt
+      if (await leaseOf(contender.tryAcquire())) return time.now - acquiredAt
     }
   }
 
@@ -218,7 +219,7 @@ describe("locks of one process share what they learn of a store's clock", () => 
 
     const fresh = new Lock({ store, key: 'fresh', clock })
     const asked = time.now
-    expect(await fresh.tryAcquire()).not.toBeNull()
+    expect(await leaseOf(fresh.tryAcquire())).not.toBeNull()
     expect(time.now - asked).toBeLessThanOrEqual(130)
     expect(store.requests.probe).toBe(0)
 
@@ -227,7 +228,7 @@ describe("locks of one process share what they learn of a store's clock", () => 
     const alone = new Lock({ store, key: 'alone', clock: time.localClock() })
     const askedAlone = time.now
     const nextSecond = Math.ceil(askedAlone / SECOND) * SECOND // the store's clock is the local one here
-    expect(await alone.tryAcquire()).not.toBeNull()
+    expect(await leaseOf(alone.tryAcquire())).not.toBeNull()
     expect(time.now).toBeGreaterThanOrEqual(nextSecond)
     expect(time.now - nextSecond).toBeLessThan(SECOND / PROBES_PER_TICK + 5)
     expect(store.requests.probe).toBeGreaterThan(0)
@@ -241,12 +242,12 @@ describe("locks of one process share what they learn of a store's clock", () => 
     store.stripDates = true
 
     const asked = time.now
-    const lease = await new Lock({ store, key: 'fresh', clock }).tryAcquire()
+    const lease = await leaseOf(new Lock({ store, key: 'fresh', clock }).tryAcquire())
     // Its token is the store's time, as the shared estimate tells it.
     expect(lease?.token).toBeGreaterThanOrEqual(asked)
     expect(lease?.token).toBeLessThanOrEqual(time.now)
     await expect(
-      new Lock({ store, key: 'other-clock', clock: time.localClock() }).tryAcquire(),
+      leaseOf(new Lock({ store, key: 'other-clock', clock: time.localClock() }).tryAcquire()),
     ).rejects.toThrow(LockClockError)
   })
 
@@ -260,10 +261,10 @@ describe("locks of one process share what they learn of a store's clock", () => 
 
     const sameClient = dateStripping(inner, client)
     sameClient.stripDates = true
-    expect((await new Lock({ store: sameClient, key: 'a', clock }).tryAcquire())?.key).toBe('a')
+    expect((await leaseOf(new Lock({ store: sameClient, key: 'a', clock }).tryAcquire()))?.key).toBe('a')
     const otherClient = dateStripping(inner, {})
     otherClient.stripDates = true
-    await expect(new Lock({ store: otherClient, key: 'b', clock }).tryAcquire()).rejects.toThrow(
+    await expect(leaseOf(new Lock({ store: otherClient, key: 'b', clock }).tryAcquire())).rejects.toThrow(
       LockClockError,
     )
   })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const SECOND = 1_000
@@ -19,19 +20,19 @@ describe("a lock stamps and judges leases by the store's clock, whatever its own
   it('stamps expires_at and acquired_at from the store clock when its own clock is an hour behind', async () => {
     const { time, lock, record } = setup({ offsetMs: -3_600_000 })
     const sentAt = time.now
-    await lock('late-clock').tryAcquire()
+    await leaseOf(lock('late-clock').tryAcquire())
     expect(record().expires_at * 1000).toBeGreaterThanOrEqual(sentAt + TTL)
     expect(record().expires_at * 1000).toBeLessThanOrEqual(sentAt + TTL + SECOND)
     expect(record().acquired_at * 1000).toBeGreaterThanOrEqual(sentAt)
     expect(record().acquired_at * 1000).toBeLessThanOrEqual(sentAt + SECOND)
     const contender = lock('on-time', time.localClock())
     time.advance(TTL - 1)
-    expect(await contender.tryAcquire()).toBeNull()
+    expect(await leaseOf(contender.tryAcquire())).toBeNull()
   })
 
   it('keeps its stamps honest while its clock runs 1 % slow, by learning from every renewal', async () => {
     const { time, lock, record } = setup({ drift: -0.01 })
-    const lease = await lock('slow-clock').tryAcquire()
+    const lease = await leaseOf(lock('slow-clock').tryAcquire())
     for (let beat = 0; beat < 200; beat++) {
       time.advance(2_500)
       const sentAt = time.now

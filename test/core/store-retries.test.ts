@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockStoreError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore, type Step } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -37,9 +38,7 @@ describe('transient store failures', () => {
   it('are retried, up to retry.attempts tries in all, then reported retryable with the last failure as cause', async () => {
     const { store, lock } = setup(3)
     store.script('read', 'transient', 'transient', 'transient', 'transient')
-    const error = await lock()
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const error = await leaseOf(lock().tryAcquire()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
     expect(error).toMatchObject({ retryable: true, key: KEY, cause: { name: 'LockStoreError' } })
     expect(store.calls).toEqual(['read', 'read', 'read'])
@@ -48,18 +47,18 @@ describe('transient store failures', () => {
   it('are retried with one try left as long as retry.attempts allows', async () => {
     const { store, lock } = setup(3)
     store.script('read', 'transient', 'transient')
-    expect(await lock().tryAcquire()).toMatchObject({ owner: 'me', record: { run: 1 } })
+    expect(await leaseOf(lock().tryAcquire())).toMatchObject({ owner: 'me', record: { run: 1 } })
     expect(store.calls).toEqual(['read', 'read', 'read', 'create'])
   })
 
   it('other failures are not retried, on a read or on a write', async () => {
     const { store, lock } = setup()
     store.script('read', 'fatal')
-    await expect(lock().tryAcquire()).rejects.toMatchObject({ retryable: false })
+    await expect(leaseOf(lock().tryAcquire())).rejects.toMatchObject({ retryable: false })
     expect(store.calls).toEqual(['read'])
     store.calls.length = 0
     store.script('create', 'fatal')
-    await expect(lock().tryAcquire()).rejects.toMatchObject({ retryable: false })
+    await expect(leaseOf(lock().tryAcquire())).rejects.toMatchObject({ retryable: false })
     expect(store.calls).toEqual(['read', 'create'])
   })
 
@@ -68,7 +67,7 @@ describe('transient store failures', () => {
     store.script('read', () => {
       throw new TypeError('a bug in a store')
     })
-    await expect(lock().tryAcquire()).rejects.toBeInstanceOf(TypeError)
+    await expect(leaseOf(lock().tryAcquire())).rejects.toBeInstanceOf(TypeError)
     expect(store.calls).toEqual(['read'])
   })
 
@@ -77,7 +76,7 @@ describe('transient store failures', () => {
     const tries: number[] = []
     const start = time.now
     store.script('read', ...failing(tries))
-    await expect(lock().tryAcquire()).rejects.toMatchObject({ retryable: true })
+    await expect(leaseOf(lock().tryAcquire())).rejects.toMatchObject({ retryable: true })
     const deadline = start + TTL - MARGIN
     expect(Math.max(...tries)).toBeLessThan(deadline)
     expect(Math.max(...tries) + DELAY).toBeGreaterThanOrEqual(deadline)
@@ -85,7 +84,7 @@ describe('transient store failures', () => {
 
   it('are retried by a renewal until the lease’s own end, then reported without losing the lease', async () => {
     const { time, store, lock, failing } = setup()
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     const deadline = lease?.expiresAt.getTime() ?? 0
     time.advance(1_000)
     const tries: number[] = []
@@ -98,18 +97,18 @@ describe('transient store failures', () => {
 
   it('are retried by a checkpoint until the lease’s own end', async () => {
     const { time, store, lock, failing } = setup()
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     const deadline = lease?.expiresAt.getTime() ?? 0
     time.advance(1_000)
     const tries: number[] = []
     store.script('replace', ...failing(tries))
-    await expect(lease?.checkpoint({ at: 1 })).rejects.toMatchObject({ retryable: true })
+    await expect(lease?.saveCheckpoint({ at: 1 })).rejects.toMatchObject({ retryable: true })
     expect(Math.max(...tries) + DELAY).toBeGreaterThanOrEqual(deadline)
   })
 
   it('are retried by a release for 5 s even with less of the lease left, so the lock is freed', async () => {
     const { time, store, lock, record } = setup()
-    const lease = await lock().tryAcquire()
+    const lease = await leaseOf(lock().tryAcquire())
     time.advance((lease?.remainingMs ?? 0) - 100)
     store.script('replace', 'transient', 'transient', 'transient', 'transient')
     await lease?.release().catch(() => undefined) // its end passed while it retried
@@ -119,14 +118,14 @@ describe('transient store failures', () => {
   it('are retried when freeing the record of a lease that ran out unrenewed', async () => {
     const { time, store, lock, record } = setup()
     const a = lock()
-    const lease = await a.tryAcquire()
+    const lease = await leaseOf(a.tryAcquire())
     time.advance(TTL - MARGIN)
     expect(lease?.isLost).toBe(true)
     store.script('replace', 'transient')
     await expect(lease?.release()).rejects.toMatchObject({ reason: 'expired' })
     expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
     store.calls.length = 0
-    const next = await a.tryAcquire()
+    const next = await leaseOf(a.tryAcquire())
     expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
     expect(store.calls).toEqual(['replace']) // what it freed is its cache: no read needed
@@ -134,7 +133,7 @@ describe('transient store failures', () => {
 
   it('are retried by inspect', async () => {
     const { store, lock } = setup()
-    const lease = await lock('holder').tryAcquire()
+    const lease = await leaseOf(lock('holder').tryAcquire())
     store.script('read', 'transient')
     expect(await lock().inspect()).toMatchObject({ token: lease?.token, owner: 'holder' })
   })
@@ -144,7 +143,7 @@ describe('an abort signal', () => {
   it('is handed to every store call of an attempt', async () => {
     const { store, lock } = setup()
     const { signal } = new AbortController()
-    await lock().attempt({ signal })
+    await lock().tryAcquire({ signal })
     expect(store.calls).toEqual(['read', 'create'])
     expect(store.signals).toEqual([signal, signal])
   })
@@ -156,7 +155,7 @@ describe('an abort signal', () => {
       controller.abort(new Error('shutting down'))
       return 'transient'
     })
-    await expect(lock().attempt({ signal: controller.signal })).rejects.toThrow('shutting down')
+    await expect(lock().tryAcquire({ signal: controller.signal })).rejects.toThrow('shutting down')
     expect(store.calls).toEqual(['read'])
   })
 })

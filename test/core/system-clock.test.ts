@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { systemClock } from '../../lib/index.js'
+import { systemClock } from '../../lib/extend.js'
 
 describe('systemClock', () => {
   it('reads epoch milliseconds, and never steps back', () => {

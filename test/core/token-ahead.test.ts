@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError, LockLostError, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/ahead'
@@ -42,10 +43,10 @@ describe('a token more than 10 s ahead of the store clock (only an outside write
     put({ token: time.now + MINUTE })
     const before = store.peek(KEY)
     for (const attempt of [
+      () => leaseOf(lock('a').tryAcquire()),
       () => lock('a').tryAcquire(),
-      () => lock('a').attempt(),
       () => lock('a').acquire({ waitMs: 5_000 }),
-      () => lock('a').run(async () => 'ran'),
+      () => lock('a').runExclusive(async () => 'ran'),
     ]) {
       const error = await rejection(attempt())
       expect(error).toBeInstanceOf(LockConflictError)
@@ -61,9 +62,11 @@ describe('a token more than 10 s ahead of the store clock (only an outside write
   it('is refused once the lease that carries it ends, not while it is held', async () => {
     const { time, lock, put, secondsFromNow, writes } = setup()
     put({ token: time.now + MINUTE, expires_at: secondsFromNow(5_000), owner: 'outside' })
-    expect(await lock('a').attempt()).toMatchObject({ status: 'held', holder: { owner: 'outside' } })
+    expect(await lock('a').tryAcquire()).toMatchObject({ status: 'held', holder: { owner: 'outside' } })
     time.advance(10_000)
-    expect(await rejection(lock('a').tryAcquire())).toMatchObject({ reason: 'record-ahead-of-clock' })
+    expect(await rejection(leaseOf(lock('a').tryAcquire()))).toMatchObject({
+      reason: 'record-ahead-of-clock',
+    })
     expect(writes()).toBe(0)
   })
 
@@ -123,14 +126,14 @@ describe('reset back to the clock', () => {
     // A record of its own, like every reset: nothing of the outside one is kept.
     expect(reset).toEqual({ v: 1, token: reset.token, expires_at: 0, owner: 'reset by ops' })
     expect(record()).toEqual(reset)
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     expect(lease?.token).toBeGreaterThan(reset.token)
     expect(lease?.token).toBeLessThan(ahead)
   })
 
   it('is above every token the lock handed out before the outside write', async () => {
     const { time, lock, put } = setup()
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     await lease?.release()
     put({ token: time.now + MINUTE })
     const reset = await lock('ops').reset({ backToClock: true })
@@ -140,29 +143,29 @@ describe('reset back to the clock', () => {
   it('repairs a lock whose tokens are exhausted', async () => {
     const { lock, put } = setup()
     put({ token: Number.MAX_SAFE_INTEGER })
-    expect(await rejection(lock('a').tryAcquire())).toMatchObject({ reason: 'tokens-exhausted' })
+    expect(await rejection(leaseOf(lock('a').tryAcquire()))).toMatchObject({ reason: 'tokens-exhausted' })
     await lock('ops').reset({ backToClock: true })
-    expect((await lock('a').tryAcquire())?.token).toBeLessThan(Number.MAX_SAFE_INTEGER)
+    expect((await leaseOf(lock('a').tryAcquire()))?.token).toBeLessThan(Number.MAX_SAFE_INTEGER)
   })
 
   it('lets the lock that did it acquire at once, though it read the token ahead before', async () => {
     const { time, lock, put } = setup()
     put({ token: time.now + MINUTE })
     const ops = lock('ops')
-    expect(await rejection(ops.tryAcquire())).toMatchObject({ reason: 'record-ahead-of-clock' })
+    expect(await rejection(leaseOf(ops.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
     const reset = await ops.reset({ backToClock: true })
-    expect((await ops.tryAcquire())?.token).toBeGreaterThan(reset.token)
+    expect((await leaseOf(ops.tryAcquire()))?.token).toBeGreaterThan(reset.token)
   })
 
   it('leaves another lock that read the token ahead refusing: it cannot tell the reset from a deletion', async () => {
     const { time, lock, put } = setup()
     put({ token: time.now + MINUTE })
     const warm = lock('warm')
-    expect(await rejection(warm.tryAcquire())).toMatchObject({ reason: 'record-ahead-of-clock' })
+    expect(await rejection(leaseOf(warm.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
     await lock('ops').reset({ backToClock: true })
-    expect(await rejection(warm.tryAcquire())).toMatchObject({ reason: 'record-ahead-of-clock' })
+    expect(await rejection(leaseOf(warm.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
     // A new process knows only what the store says.
-    expect(await lock('cold').tryAcquire()).not.toBeNull()
+    expect(await leaseOf(lock('cold').tryAcquire())).not.toBeNull()
   })
 
   it('refuses, like any reset, a record that may be held, unless forced; forced, it fences the holder off', async () => {
@@ -175,7 +178,7 @@ describe('reset back to the clock', () => {
     await lock('ops').reset({ backToClock: true, force: true })
     expect(record()).toMatchObject({ expires_at: 0, owner: 'reset by ops' })
 
-    const holder = await lock('holder').tryAcquire()
+    const holder = await leaseOf(lock('holder').tryAcquire())
     expect(await rejection(lock('ops').reset({ backToClock: true }))).toMatchObject({
       reason: 'not-released',
     })

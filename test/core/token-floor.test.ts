@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/fenced'
@@ -21,7 +22,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const { time, lock, put } = setup()
     put({ token: 7 })
     const before = time.now
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     expect(lease?.token).toBeGreaterThan(before)
     // Handed out only once the store's clock has surely passed it.
     expect(time.now).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
@@ -32,9 +33,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const ahead = time.now + 60_000 // an outside writer's; reset refuses such tokens
     put({ token: ahead })
     const before = { body: store.peek(KEY), now: time.now }
-    const refused = await lock('a')
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const refused = await leaseOf(lock('a').tryAcquire()).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(LockConflictError)
     expect(refused).toMatchObject({ reason: 'record-ahead-of-clock', key: KEY })
     expect((refused as Error).message).toMatch(
@@ -53,7 +52,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const { time, store, lock, put } = setup()
     const handedOut: number[] = []
     const take = async (owner: string) => {
-      const lease = await lock(owner).tryAcquire()
+      const lease = await leaseOf(lock(owner).tryAcquire())
       if (lease) handedOut.push(lease.token)
       return lease
     }
@@ -72,24 +71,24 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const { time, lock, put } = setup()
     const ahead = time.now + 8_000 // an operator's reset to their own clock's time
     put({ token: ahead })
-    const lease = await lock('a').tryAcquire()
+    const lease = await leaseOf(lock('a').tryAcquire())
     expect(lease?.token).toBe(ahead + 1)
     expect(time.now).toBeGreaterThan(ahead + 1)
   })
 
   it('hands out a higher token after an outside write of a lower one over a live lease', async () => {
     const { lock, put } = setup()
-    const zombie = await lock('zombie').tryAcquire()
+    const zombie = await leaseOf(lock('zombie').tryAcquire())
     put({ token: 1, expires_at: 0 })
-    const next = await lock('next').tryAcquire()
+    const next = await leaseOf(lock('next').tryAcquire())
     expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('hands out a higher token after the object is deleted, in a process that never saw the lock', async () => {
     const { store, lock } = setup()
-    const zombie = await lock('zombie').tryAcquire()
+    const zombie = await leaseOf(lock('zombie').tryAcquire())
     store.delete(KEY)
-    const next = await lock('next').tryAcquire()
+    const next = await leaseOf(lock('next').tryAcquire())
     expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
   })
 
@@ -98,9 +97,9 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const ahead = time.now + 9_000 // ahead of the clock, within what reset accepts
     put({ token: ahead, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
     const a = lock('a')
-    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    expect(await a.tryAcquire()).toMatchObject({ status: 'held', holder: { token: ahead } })
     store.delete(KEY) // an outside delete or a restore from an old backup
-    expect((await a.tryAcquire())?.token).toBe(ahead + 1)
+    expect((await leaseOf(a.tryAcquire()))?.token).toBe(ahead + 1)
     expect(token()).toBe(ahead + 1)
   })
 
@@ -109,20 +108,22 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const ahead = time.now + 3_600_000
     put({ token: ahead, expires_at: (time.now + 3_600_000) / 1000, owner: 'other' })
     const a = lock('a')
-    expect(await a.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    expect(await a.tryAcquire()).toMatchObject({ status: 'held', holder: { token: ahead } })
     store.delete(KEY)
-    await expect(a.tryAcquire()).rejects.toMatchObject({ reason: 'record-ahead-of-clock' })
+    await expect(leaseOf(a.tryAcquire())).rejects.toMatchObject({ reason: 'record-ahead-of-clock' })
     expect(store.peek(KEY)).toBeUndefined()
   })
 
   it('recreates a deleted object above the token its own force-release wrote', async () => {
     const { store, lock } = setup()
-    const stuck = await lock('stuck').tryAcquire()
+    const stuck = await leaseOf(lock('stuck').tryAcquire())
     const operator = lock('operator')
     const released = await operator.forceRelease()
     expect(released?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     store.delete(KEY)
-    expect((await operator.tryAcquire())?.token).toBeGreaterThan(released?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(operator.tryAcquire()))?.token).toBeGreaterThan(
+      released?.token ?? Number.POSITIVE_INFINITY,
+    )
   })
 
   it('force-releases above the highest token it read, after an outside write turned the record back', async () => {
@@ -130,7 +131,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const ahead = time.now + 5_000
     put({ token: ahead, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
     const operator = lock('operator')
-    expect(await operator.attempt()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    expect(await operator.tryAcquire()).toMatchObject({ status: 'held', holder: { token: ahead } })
     put({ token: 1, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
     expect((await operator.forceRelease())?.token).toBe(ahead + 1)
     expect(token()).toBe(ahead + 1)
@@ -142,7 +143,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const floor = time.now + 5_000 // ahead of the clock, within what reset accepts
     await operator.reset({ token: floor })
     store.delete(KEY)
-    expect((await operator.tryAcquire())?.token).toBe(floor + 1)
+    expect((await leaseOf(operator.tryAcquire()))?.token).toBe(floor + 1)
   })
 
   it('refuses to reset to a token more than 10 s ahead of the store clock, and writes nothing', async () => {
@@ -159,7 +160,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const { store, lock, put } = setup()
     put({ token: 4 })
     const operator = lock('operator')
-    const lease = await operator.tryAcquire()
+    const lease = await leaseOf(operator.tryAcquire())
     await lease?.release()
     store.delete(KEY)
     const seen = lease?.token ?? 0
@@ -188,7 +189,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
       clockSkewMarginMs: 500,
       clock: time.localClock(),
     })
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     expect(store.requests).toMatchObject({ create: 1, replace: 0 })
     // ttl - margin - the width of the estimate its probes narrowed while it waited.
     expect(lease?.remainingMs).toBeGreaterThan(2_000 - 500 - 50)

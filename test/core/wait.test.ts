@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import {
-  Lock,
-  type LockStore,
-  LockStoreError,
-  LockTimeoutError,
-  type ReadResult,
-  type StoreCallOptions,
-  type WriteResult,
-} from '../../lib/index.js'
+import type { LockStore, ReadResult, StoreCallOptions, WriteResult } from '../../lib/extend.js'
+import { Lock, LockStoreError, LockTimeoutError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from '../support/lease-of.js'
 
 const KEY = 'jobs/nightly'
 /** How far past its wait a call may end: scheduling, not store time. */
@@ -81,7 +75,7 @@ describe('acquire with a wait, bounded as a whole', () => {
 
   it('names the holder it last saw when the wait runs out while it looks again', async () => {
     const store = new HangingStore()
-    await lockOn(store, 'holder').tryAcquire()
+    await leaseOf(lockOn(store, 'holder').tryAcquire())
     const waiting = timed(lockOn(store, 'b').acquire({ waitMs: 300, backoff: { baseMs: 50, capMs: 50 } }))
     await new Promise((resolve) => setTimeout(resolve, 100))
     store.hanging = true

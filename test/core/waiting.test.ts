@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockTimeoutError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -11,7 +12,7 @@ async function setup() {
   const store = new ScriptedStore({ clock: time.serverClock })
   const lock = (owner: string) =>
     new Lock({ store, key: KEY, owner, ttlMs: 3_600_000, clock: time.localClock(), random: () => 0.5 })
-  const held = await lock('holder').tryAcquire()
+  const held = await leaseOf(lock('holder').tryAcquire())
   const reads: number[] = []
   store.script(
     'read',
@@ -27,20 +28,20 @@ async function setup() {
 describe('waiting for a held lock', () => {
   it('tries again after backoffs up to 100 ms, doubling to 2 s, by default', async () => {
     const { lock, gaps } = await setup()
-    await lock('contender').attempt({ waitMs: 10_000 })
+    await lock('contender').tryAcquire({ waitMs: 10_000 })
     expect(gaps().slice(0, 7)).toEqual([50, 100, 200, 400, 800, 1_000, 1_000])
   })
 
   it('tries again after the backoffs it is given', async () => {
     const { lock, gaps } = await setup()
-    await lock('contender').attempt({ waitMs: 100, backoff: { baseMs: 10, capMs: 30 } })
+    await lock('contender').tryAcquire({ waitMs: 100, backoff: { baseMs: 10, capMs: 30 } })
     expect(gaps().slice(0, 4)).toEqual([5, 10, 15, 15])
   })
 
   it('answers at the end of the wait with what its last look saw, never looking after it', async () => {
     const { time, lock, reads } = await setup()
     const start = time.now
-    expect(await lock('contender').attempt({ waitMs: 1_234 })).toMatchObject({ status: 'held' })
+    expect(await lock('contender').tryAcquire({ waitMs: 1_234 })).toMatchObject({ status: 'held' })
     expect(reads.length).toBeGreaterThan(1)
     expect(reads.at(-1)).toBeLessThan(start + 1_234)
     expect(time.now).toBe(start + 1_234)
@@ -49,7 +50,7 @@ describe('waiting for a held lock', () => {
   it('tries once, without waiting, by default', async () => {
     const { time, lock, reads } = await setup()
     const start = time.now
-    expect(await lock('contender').attempt()).toMatchObject({ status: 'held' })
+    expect(await lock('contender').tryAcquire()).toMatchObject({ status: 'held' })
     expect(reads).toEqual([start])
   })
 

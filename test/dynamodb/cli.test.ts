@@ -6,6 +6,7 @@ import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { Lock, LockLostError } from '../../lib/index.js'
 import { cliIn, runCliProgram, WatchingCli } from '../support/cli.js'
 import { freshTable, getItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { leaseOf } from '../support/lease-of.js'
 
 let client: DynamoDBClient
 let tableName: string
@@ -31,7 +32,7 @@ const cli = (...argv: string[]) => cliIn([...argv, ...table()], { dynamodb: clie
 
 describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
   it('inspects a held lock without writing', async () => {
-    await lock('locks/inspect', { owner: 'job/1', ttlMs: 600_000 }).tryAcquire()
+    await leaseOf(lock('locks/inspect', { owner: 'job/1', ttlMs: 600_000 }).tryAcquire())
     const before = await item('locks/inspect')
     const { code, out } = await cli('inspect', '--key', 'locks/inspect', '--json')
     expect(code).toBe(ExitCode.Ok)
@@ -53,7 +54,7 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
   })
 
   it('force-releases a held lock, raising its token and fencing off the old holder', async () => {
-    const stuck = await lock('locks/stuck', { ttlMs: 600_000 }).tryAcquire()
+    const stuck = await leaseOf(lock('locks/stuck', { ttlMs: 600_000 }).tryAcquire())
     expect((await cli('force-release', '--key', 'locks/stuck', '--owner', 'alice')).code).toBe(ExitCode.Ok)
     expect(await item('locks/stuck')).toMatchObject({
       expires_at: { N: '0' },
@@ -62,13 +63,11 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     const forced = await tokenOf('locks/stuck')
     expect(forced).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
-    expect((await lock('locks/stuck').tryAcquire())?.token).toBeGreaterThan(forced)
+    expect((await leaseOf(lock('locks/stuck').tryAcquire()))?.token).toBeGreaterThan(forced)
   })
 
   it('leaves a lock that is not held alone and says so, unless --force', async () => {
-    await lock('locks/free', { owner: 'done' })
-      .tryAcquire()
-      .then((lease) => lease?.release())
+    await leaseOf(lock('locks/free', { owner: 'done' }).tryAcquire()).then((lease) => lease?.release())
     const before = await item('locks/free')
     const refused = await cli('force-release', '--key', 'locks/free')
     expect(refused).toMatchObject({
@@ -89,7 +88,7 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     // It shows no expiry, so only a forced reset replaces it.
     expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500')).code).toBe(ExitCode.Refused)
     expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500', '--force')).code).toBe(ExitCode.Ok)
-    expect((await lock('locks/corrupt').tryAcquire())?.token).toBeGreaterThan(500)
+    expect((await leaseOf(lock('locks/corrupt').tryAcquire()))?.token).toBeGreaterThan(500)
   })
 
   it('refuses to force-release an item whose token ran ahead of the clock, and resets it back to the clock', async () => {
@@ -107,17 +106,15 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     const reset = await cli('reset', '--key', 'locks/ahead', '--back-to-clock')
     expect(reset.code).toBe(ExitCode.Ok)
     expect(await tokenOf('locks/ahead')).toBeLessThan(ahead)
-    expect((await lock('locks/ahead').tryAcquire())?.token).toBeLessThan(ahead)
+    expect((await leaseOf(lock('locks/ahead').tryAcquire()))?.token).toBeLessThan(ahead)
   })
 })
 
 describe('lambda-singleton list and watch on a DynamoDB table', () => {
   beforeAll(async () => {
-    await lock('jobs/a', { owner: 'run/a', ttlMs: 600_000 }).tryAcquire()
-    await lock('jobs/b', { owner: 'run/b' })
-      .tryAcquire()
-      .then((lease) => lease?.release())
-    await lock('other/c', { owner: 'run/c' }).tryAcquire()
+    await leaseOf(lock('jobs/a', { owner: 'run/a', ttlMs: 600_000 }).tryAcquire())
+    await leaseOf(lock('jobs/b', { owner: 'run/b' }).tryAcquire()).then((lease) => lease?.release())
+    await leaseOf(lock('other/c', { owner: 'run/c' }).tryAcquire())
   })
 
   it('lists the locks whose key starts with the prefix, by a Scan', async () => {
@@ -144,7 +141,7 @@ describe('lambda-singleton list and watch on a DynamoDB table', () => {
     })
     const keysIn = (frame: string) => JSON.parse(frame).locks.map((shown: { key: string }) => shown.key)
     expect(keysIn(await watch.waitFor(/./))).toEqual(['jobs/a', 'jobs/b'])
-    await lock('jobs/c', { owner: 'run/new' }).tryAcquire()
+    await leaseOf(lock('jobs/c', { owner: 'run/new' }).tryAcquire())
     expect(keysIn(await watch.waitFor(/jobs\/c/))).toEqual(['jobs/a', 'jobs/b', 'jobs/c'])
     expect(await watch.stop()).toBe(ExitCode.Ok)
     for (const frame of watch.frames) expect(frame).not.toContain('\n')
@@ -164,7 +161,7 @@ describe('lambda-singleton as a program on a DynamoDB table', () => {
   }
 
   it('runs with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
-    await lock('locks/program', { owner: 'job/2' }).tryAcquire()
+    await leaseOf(lock('locks/program', { owner: 'job/2' }).tryAcquire())
     const { code, stdout } = await runCliProgram(
       ['inspect', ...table(), '--key', 'locks/program', '--json'],
       env(),

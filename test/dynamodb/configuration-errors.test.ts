@@ -6,6 +6,7 @@ import { Lock, LockConfigurationError, silentLogger, withSingleton } from '../..
 import { singleton } from '../../lib/middy/index.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext } from '../support/lambda-context.js'
+import { leaseOf } from '../support/lease-of.js'
 import { countRequests } from '../support/requests.js'
 
 let client: DynamoDBClient
@@ -16,7 +17,9 @@ beforeAll(async () => {
   client = testDynamoDBClient()
   tableName = await freshTable(client, 'config')
   await (
-    await new Lock({ store: new DynamoDBLockStore({ client, tableName }), key: EXISTING }).tryAcquire()
+    await leaseOf(
+      new Lock({ store: new DynamoDBLockStore({ client, tableName }), key: EXISTING }).tryAcquire(),
+    )
   )?.release()
 })
 
@@ -61,7 +64,7 @@ async function refusal(call: Promise<unknown>): Promise<LockConfigurationError> 
 describe('DynamoDB with an access key the engine refuses, on DynamoDB Local', () => {
   it('fails the first tryAcquire at once with LockConfigurationError, after one request', async () => {
     const { refused, requests, store } = refusedClient()
-    const error = await refusal(new Lock({ store, key: 'locks/acquire' }).tryAcquire())
+    const error = await refusal(leaseOf(new Lock({ store, key: 'locks/acquire' }).tryAcquire()))
     expect(error.message).toMatch(/^the AWS credentials were refused \(UnrecognizedClientException\)/)
     expect(requests.total()).toBe(1)
     refused.destroy()

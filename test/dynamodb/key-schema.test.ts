@@ -12,6 +12,7 @@ import {
 import { cliIn } from '../support/cli.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext } from '../support/lambda-context.js'
+import { leaseOf } from '../support/lease-of.js'
 
 // A table keyed `lock_id`, used by a store told nothing of it (the default partition key is `pk`).
 let client: DynamoDBClient
@@ -21,7 +22,7 @@ beforeAll(async () => {
   client = testDynamoDBClient()
   tableName = await freshTable(client, 'keyed', { partitionKey: 'lock_id' })
   const store = new DynamoDBLockStore({ client, tableName, partitionKey: 'lock_id' })
-  await (await new Lock({ store, key: 'locks/nightly-report' }).tryAcquire())?.release()
+  await (await leaseOf(new Lock({ store, key: 'locks/nightly-report' }).tryAcquire()))?.release()
 })
 
 afterAll(() => client.destroy())

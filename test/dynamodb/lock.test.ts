@@ -5,6 +5,7 @@ import { LockCorruptedError } from '../../lib/core/errors.js'
 import { Lock } from '../../lib/core/lock.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { freshTable, getItem, putItem, testDynamoDBClient } from '../support/dynamodb.js'
+import { leaseOf } from '../support/lease-of.js'
 import { countRequests } from '../support/requests.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -31,12 +32,12 @@ describe('Lock on DynamoDB Local', () => {
     const key = freshKey('granted')
     const store = () => new DynamoDBLockStore({ client: counted, tableName })
     // Take (create), find it held, renew, checkpoint, release, take the released lock again.
-    const lease = await new Lock({ store: store(), key }).tryAcquire()
-    expect(await new Lock({ store: store(), key }).tryAcquire()).toBeNull()
+    const lease = await leaseOf(new Lock({ store: store(), key }).tryAcquire())
+    expect(await leaseOf(new Lock({ store: store(), key }).tryAcquire())).toBeNull()
     await lease?.renew()
-    await lease?.checkpoint({ done: 1 })
+    await lease?.saveCheckpoint({ done: 1 })
     await lease?.release()
-    await (await new Lock({ store: store(), key }).tryAcquire())?.release()
+    await (await leaseOf(new Lock({ store: store(), key }).tryAcquire()))?.release()
     counted.destroy()
     const sent = [...requests.byOperation.keys()].map((operation) => `dynamodb:${operation}`).sort()
     expect(sent).toEqual([...TABLE_LOCK_ACTIONS].sort())
@@ -45,7 +46,7 @@ describe('Lock on DynamoDB Local', () => {
   it('grants exactly one of 10 concurrent tryAcquire calls', async () => {
     const key = freshKey('race')
     const before = await now()
-    const leases = await Promise.all(Array.from({ length: 10 }, () => lockOn(key).tryAcquire()))
+    const leases = await Promise.all(Array.from({ length: 10 }, () => leaseOf(lockOn(key).tryAcquire())))
     const after = await now()
     const granted = leases.filter((lease) => lease !== null)
     expect(granted).toHaveLength(1)
@@ -55,7 +56,7 @@ describe('Lock on DynamoDB Local', () => {
 
   it('keeps the token on release and hands a higher one to the next acquirer', async () => {
     const key = freshKey('release')
-    const first = await lockOn(key).tryAcquire()
+    const first = await leaseOf(lockOn(key).tryAcquire())
     await first?.release()
     const item = await getItem(client, tableName, { pk: { S: key } })
     expect(item).toMatchObject({
@@ -63,7 +64,7 @@ describe('Lock on DynamoDB Local', () => {
       run: { N: '1' },
       expires_at: { N: '0' },
     })
-    const second = await lockOn(key).tryAcquire()
+    const second = await leaseOf(lockOn(key).tryAcquire())
     expect(second?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(second?.record.run).toBe(2)
     await second?.release()
@@ -81,12 +82,10 @@ describe('Lock on DynamoDB Local', () => {
       tags: { SS: ['a', 'b'] },
     }
     await putItem(client, tableName, corrupted)
-    const error = await lockOn(key)
-      .tryAcquire()
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      )
+    const error = await leaseOf(lockOn(key).tryAcquire()).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(error).toBeInstanceOf(LockCorruptedError)
     expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(corrupted)
 
@@ -98,7 +97,7 @@ describe('Lock on DynamoDB Local', () => {
       owner: { S: 'x' },
     }
     await putItem(client, tableName, wrongType)
-    await expect(lockOn(key).tryAcquire()).rejects.toBeInstanceOf(LockCorruptedError)
+    await expect(leaseOf(lockOn(key).tryAcquire())).rejects.toBeInstanceOf(LockCorruptedError)
     expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(wrongType)
   })
 })

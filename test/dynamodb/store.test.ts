@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockCorruptedError, LockStoreError } from '../../lib/core/errors.js'
 import { parseRecord } from '../../lib/core/record.js'
 import { type LockStore, ReadStatus, type WriteResult, WriteStatus } from '../../lib/core/store.js'
-import { BODY_ATTRIBUTE, DynamoDBLockStore, VERSION_ATTRIBUTE } from '../../lib/dynamodb/index.js'
+import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
+import { BODY_ATTRIBUTE, VERSION_ATTRIBUTE } from '../../lib/dynamodb/item.js'
 import { deleteItem, freshTable, getItem, putItem, testDynamoDBClient } from '../support/dynamodb.js'
 
 let client: DynamoDBClient

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { LockStore } from '../../lib/extend.js'
 import {
   isSkipResult,
   type LambdaContext,
@@ -6,7 +7,6 @@ import {
   LockHeldError,
   LockLostError,
   LockOptionsError,
-  type LockStore,
   LockStoreError,
   type OutcomeEvent,
   type SingletonContext,
@@ -235,17 +235,17 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const { clock, wrap, context, record } = world(adapter)
       const states: unknown[] = []
       const handler = wrap(async (event, ctx) => {
-        states.push(ctx.singleton.state)
-        await ctx.singleton.checkpoint({ done: 41 })
+        states.push(ctx.singleton.checkpoint)
+        await ctx.singleton.saveCheckpoint({ done: 41 })
         if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
-        await ctx.singleton.checkpoint({ done: 42 })
+        await ctx.singleton.saveCheckpoint({ done: 42 })
       })
       await expect(clock.run(handler({ crash: true }, context()))).rejects.toThrow('crashed')
       await clock.run(handler({}, context()))
       expect(record()).not.toHaveProperty('state')
       await clock.run(handler({}, context()))
       expect(states).toEqual([undefined, { done: 41 }, undefined])
-      const huge = wrap(async (_event, ctx) => ctx.singleton.checkpoint('x'.repeat(100_000)))
+      const huge = wrap(async (_event, ctx) => ctx.singleton.saveCheckpoint('x'.repeat(100_000)))
       await expect(clock.run(huge({}, context()))).rejects.toBeInstanceOf(LockOptionsError)
     })
 

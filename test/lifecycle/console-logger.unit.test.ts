@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { consoleLogger, silentLogger } from '../../lib/index.js'
+import { consoleLogger } from '../../lib/extend.js'
+import { silentLogger } from '../../lib/index.js'
 
 describe('consoleLogger', () => {
   afterEach(() => {

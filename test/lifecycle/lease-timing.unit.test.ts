@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_TTL_MS } from '../../lib/index.js'
+import { DEFAULT_TTL_MS } from '../../lib/extend.js'
 import { leaseRequest, runTiming } from '../../lib/lifecycle/lease-timing.js'
 import { ManualClock } from '../support/sim-clock.js'
 import { world } from './world.js'

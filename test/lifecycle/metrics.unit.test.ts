@@ -144,8 +144,8 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     await clock.advance(1)
     await clock.run(waiting({}, context()))
     await clock.run(first)
-    const skip = metrics().find((m) => 'Skipped' in m)
-    expect(skip).toEqual({ Skipped: [1, 'Count'], WaitMs: [expect.any(Number), 'Milliseconds'] })
+    const skip = metrics().find((m) => 'Held' in m)
+    expect(skip).toEqual({ Held: [1, 'Count'], WaitMs: [expect.any(Number), 'Milliseconds'] })
     // It waited its whole waitMs (the holder kept the lock 5 s), and not much longer.
     expect(skip?.WaitMs?.[0]).toBeGreaterThanOrEqual(1_000)
     expect(skip?.WaitMs?.[0]).toBeLessThan(1_500)

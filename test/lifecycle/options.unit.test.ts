@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { LockOptionsError, type LockStore, type SingletonOptions, withSingleton } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { LockOptionsError, type SingletonOptions, withSingleton } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'

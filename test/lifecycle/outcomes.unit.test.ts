@@ -50,9 +50,9 @@ describe('outcomes and log lines', () => {
     await clock.advance(1)
     await clock.run(slow(schedulerEvent('2026-11-21T03:00:00Z'), context()))
     // The holder logs "acquired" once its token's wait is over: the skip may come first.
-    const skip = outcomes.findIndex((o) => o.outcome === 'skipped')
+    const skip = outcomes.findIndex((o) => o.outcome === 'held')
     expect(outcomes[skip]).toEqual({
-      outcome: 'skipped',
+      outcome: 'held',
       key: KEY,
       token: expect.any(Number),
       owner: 'nightly-report/r1',
@@ -68,8 +68,8 @@ describe('outcomes and log lines', () => {
     const handler = wrap(async () => clock.sleep(1_000))
     await clock.run(Promise.all([handler({}, context()), handler({}, context())]))
     const acquired = outcomes.find((o) => o.outcome === 'acquired')
-    expect(outcomes.find((o) => o.outcome === 'skipped')).toEqual({
-      outcome: 'skipped',
+    expect(outcomes.find((o) => o.outcome === 'held')).toEqual({
+      outcome: 'held',
       key: KEY,
       token: acquired?.token,
       owner: acquired?.owner,

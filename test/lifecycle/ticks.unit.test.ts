@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isSkipResult, isTickDone, tickIdOf } from '../../lib/index.js'
+import { isTickDone, tickIdOf } from '../../lib/extend.js'
+import { isSkipResult } from '../../lib/index.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { world } from './world.js'
 

@@ -1,11 +1,10 @@
 import middy from '@middy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LockStore, ReadStatus } from '../../lib/core/store.js'
-import type { LockLostError } from '../../lib/index.js'
+import type { LockLostError, OutcomeEvent } from '../../lib/index.js'
+import { LockHeldError } from '../../lib/index.js'
 import {
   isSkipResult,
-  LockHeldError,
-  type OutcomeEvent,
   type SingletonContext,
   type SingletonOptions,
   type SkipResult,
@@ -413,27 +412,27 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       const functionName = freshFunction('checkpoint')
       const seen: unknown[] = []
       const { handler } = wrapped(async (event, context) => {
-        const { state, cursor } = context.singleton
-        seen.push({ state, cursor })
-        await context.singleton.checkpoint({ done: 41 })
+        const { checkpoint, cursor } = context.singleton
+        seen.push({ checkpoint, cursor })
+        await context.singleton.saveCheckpoint({ done: 41 })
         await context.singleton.saveCursor(((cursor as number | undefined) ?? 0) + 1)
         if ((event as { crash?: boolean }).crash) throw new Error('crashed after the checkpoint')
-        await context.singleton.checkpoint({ done: 42 })
+        await context.singleton.saveCheckpoint({ done: 42 })
         return 'done'
       })
       await expect(handler({ crash: true }, lambdaContext({ functionName }))).rejects.toThrow('crashed')
       await handler({}, lambdaContext({ functionName }))
       await handler({}, lambdaContext({ functionName }))
       expect(seen).toEqual([
-        { state: undefined, cursor: undefined },
-        { state: { done: 41 }, cursor: 1 },
-        { state: undefined, cursor: 2 },
+        { checkpoint: undefined, cursor: undefined },
+        { checkpoint: { done: 41 }, cursor: 1 },
+        { checkpoint: undefined, cursor: 2 },
       ])
       const lock = await record(`locks/${functionName}`)
       expect(lock).toMatchObject({ cursor: 3, expires_at: 0 })
       expect(lock).not.toHaveProperty('state')
       await expect(
-        wrapped(async (_e, context) => context.singleton.checkpoint('x'.repeat(100_000))).handler(
+        wrapped(async (_e, context) => context.singleton.saveCheckpoint('x'.repeat(100_000))).handler(
           {},
           lambdaContext({ functionName }),
         ),

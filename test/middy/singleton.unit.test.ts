@@ -4,7 +4,7 @@ import { LockOptionsError, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import {
   type SingletonContext,
-  type SingletonState,
+  type SingletonHandle,
   type SkipResult,
   singleton,
 } from '../../lib/middy/index.js'
@@ -70,7 +70,7 @@ describe('singleton() options', () => {
     const handler = middy()
       .use(singleton({ store: new MemoryLockStore() }))
       .handler(async (_event, context) => {
-        expectTypeOf(context.singleton).toEqualTypeOf<SingletonState>()
+        expectTypeOf(context.singleton).toEqualTypeOf<SingletonHandle>()
         expectTypeOf(context.singleton.token).toBeNumber()
         expectTypeOf(context.singleton.signal).toEqualTypeOf<AbortSignal>()
         return context.singleton.token

@@ -2,6 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigurationReason, Lock, LockConfigurationError } from '../../lib/index.js'
 import { S3LockStore } from '../../lib/s3/index.js'
+import { leaseOf } from '../support/lease-of.js'
 
 // `.invalid` never resolves (RFC 6761), wherever the test runs: like `my-locks.localhost` on a
 // machine whose resolver does not map *.localhost, which is what a user of a local engine hits.
@@ -29,7 +30,7 @@ describe('an S3 client on a custom endpoint that puts the bucket in the host nam
       store: new S3LockStore({ s3: virtualHosted, bucket: 'my-locks' }),
       key: 'locks/job',
     })
-    const failed = await lock.tryAcquire().then(
+    const failed = await leaseOf(lock.tryAcquire()).then(
       () => new Error('acquired'),
       (error: unknown) => error,
     )

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { type Lease, LockCorruptedError } from '../../lib/index.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import { type Fault, FaultProxy } from '../support/fault-proxy.js'
+import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 
 const WORKERS = 6
@@ -73,7 +74,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
       while (Date.now() < stopAt) {
         let lease: Lease | null = null
         try {
-          lease = await lock.tryAcquire()
+          lease = await leaseOf(lock.tryAcquire())
         } catch (error) {
           if (error instanceof LockCorruptedError) throw error
         }

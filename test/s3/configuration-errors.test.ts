@@ -1,10 +1,12 @@
 import { S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { LockConfigurationError, type LockStore, silentLogger, withSingleton } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { LockConfigurationError, silentLogger, withSingleton } from '../../lib/index.js'
 import { singleton } from '../../lib/middy/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { lambdaContext } from '../support/lambda-context.js'
+import { leaseOf } from '../support/lease-of.js'
 import { countRequests, freshBucket, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -14,7 +16,7 @@ const EXISTING = 'locks/existing'
 beforeAll(async () => {
   s3 = testS3Client()
   bucket = await freshBucket(s3, 'config')
-  await (await new S3Lock({ s3, bucket, key: EXISTING }).tryAcquire())?.release()
+  await (await leaseOf(new S3Lock({ s3, bucket, key: EXISTING }).tryAcquire()))?.release()
 })
 
 afterAll(() => s3.destroy())
@@ -61,7 +63,7 @@ describe.each(REFUSALS)('S3 with %s (%s), on a real engine', (_, code, credentia
   it('fails the first tryAcquire at once with LockConfigurationError, after one request', async () => {
     const { client, requests } = refusedClient(credentials())
     const lock = new S3Lock({ s3: client, bucket, key: `locks/acquire-${code}` })
-    const error = await refusal(lock.tryAcquire(), code)
+    const error = await refusal(leaseOf(lock.tryAcquire()), code)
     expect(error.message).toMatch(new RegExp(`^the AWS credentials were refused \\(${code}\\)`))
     expect(requests.total()).toBe(1)
     client.destroy()

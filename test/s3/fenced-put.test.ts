@@ -1,9 +1,11 @@
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { Lease, LockOptionsError } from '../../lib/index.js'
+import { Lease } from '../../lib/core/lease.js'
+import { LockOptionsError } from '../../lib/index.js'
 import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
+import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRaw, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -19,20 +21,22 @@ afterAll(() => s3.destroy())
 describe('fencedPut on a real S3 engine', () => {
   it('refuses a zombie that lost its lease, keeping the newer holder output', async () => {
     const lockKey = 'locks/report'
-    const zombie = await new S3Lock({
-      s3,
-      bucket,
-      key: lockKey,
-      ttlMs: 1_200,
-      clockSkewMarginMs: 100,
-    }).tryAcquire()
+    const zombie = await leaseOf(
+      new S3Lock({
+        s3,
+        bucket,
+        key: lockKey,
+        ttlMs: 1_200,
+        clockSkewMarginMs: 100,
+      }).tryAcquire(),
+    )
     expect(zombie).not.toBeNull()
     // The successor polls until the zombie's lease has run out by the engine's clock.
     const successorLock = new S3Lock({ s3, bucket, key: lockKey, clockSkewMarginMs: 100 })
-    let successor = await successorLock.tryAcquire()
+    let successor = await leaseOf(successorLock.tryAcquire())
     while (successor === null) {
       await new Promise((resolve) => setTimeout(resolve, 200))
-      successor = await successorLock.tryAcquire()
+      successor = await leaseOf(successorLock.tryAcquire())
     }
     expect(successor.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
 
@@ -168,10 +172,10 @@ describe('fencedPut on a real S3 engine', () => {
 describe('fencedPut after an outside write turned the lock back', () => {
   it('refuses the zombie: the new holder’s token is above it though the record said token 1', async () => {
     const lockKey = 'locks/turned-back'
-    const zombie = await new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 }).tryAcquire()
+    const zombie = await leaseOf(new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 }).tryAcquire())
     // Someone restores an old record (or writes one by hand) while the zombie still holds.
     await putRaw(s3, bucket, lockKey, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'restored' }))
-    const successor = await new S3Lock({ s3, bucket, key: lockKey }).tryAcquire()
+    const successor = await leaseOf(new S3Lock({ s3, bucket, key: lockKey }).tryAcquire())
     expect(successor?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
 
     await fencedPut({ s3, bucket, key: 'out/turned-back.json', body: 'new', token: successor?.token ?? -1 })
@@ -192,11 +196,11 @@ describe('fencedPut after an outside write turned the lock back', () => {
     const ahead = { v: 1, token: Date.now() + 60_000, expires_at: 0, owner: 'script' }
     await putRaw(s3, bucket, lockKey, JSON.stringify(ahead))
     // Before: it followed the outside token by +1 at once, a minute above the store's clock.
-    const zombie = await new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 })
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const zombie = await leaseOf(new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 }).tryAcquire()).catch(
+      (e: unknown) => e,
+    )
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: lockKey }))
-    const successor = await new S3Lock({ s3, bucket, key: lockKey }).tryAcquire()
+    const successor = await leaseOf(new S3Lock({ s3, bucket, key: lockKey }).tryAcquire())
     await fencedPut({ s3, bucket, key: out, body: 'new', token: successor?.token ?? -1 })
     if (zombie instanceof Lease) {
       await fencedPut({ s3, bucket, key: out, body: 'stale', token: zombie.token }).catch(() => undefined)

@@ -2,9 +2,11 @@ import type { AddressInfo } from 'node:net'
 import { createServer, type Socket } from 'node:net'
 import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
-import { LockClockError, LockStoreError, WriteStatus } from '../../lib/index.js'
+import { WriteStatus } from '../../lib/extend.js'
+import { LockClockError, LockStoreError } from '../../lib/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
+import { leaseOf } from '../support/lease-of.js'
 import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -49,7 +51,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('GET', { kind: 'status', status: 503, code: 'SlowDown' })
     proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' })
     const before = await now()
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     expect(await getRecord(direct, bucket, key)).toMatchObject({
       token: lease?.token,
@@ -62,7 +64,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const key = freshKey('timeout')
     proxy.inject('PUT', { kind: 'delay', ms: 2_000 })
     const before = await now()
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     // The slow first PUT reaches S3 after the retry won; its If-None-Match makes it harmless.
     await new Promise((resolve) => setTimeout(resolve, 2_500))
@@ -77,18 +79,18 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const key = freshKey('reset')
     proxy.inject('PUT', { kind: 'reset' })
     const before = await now()
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
   it('retries a read whose body is cut off mid-way, then acquires above the token it finally read', async () => {
     const key = freshKey('cut-body')
-    const first = await lockOn(key, 'first').tryAcquire()
+    const first = await leaseOf(lockOn(key, 'first').tryAcquire())
     await first?.release()
     proxy.inject('GET', { kind: 'cut-body' })
     const seenBefore = proxy.seen.length
-    const lease = await lockOn(key, 'second').tryAcquire()
+    const lease = await leaseOf(lockOn(key, 'second').tryAcquire())
     expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
     expect(proxy.seen.slice(seenBefore)).toEqual(['GET', 'GET', 'PUT'])
@@ -96,10 +98,10 @@ describe('S3Lock through a fault-injecting proxy', () => {
 
   it('retries a read whose body stalls, once the request timeout has passed', async () => {
     const key = freshKey('stall-body')
-    const first = await lockOn(key, 'first').tryAcquire()
+    const first = await leaseOf(lockOn(key, 'first').tryAcquire())
     await first?.release()
     proxy.inject('GET', { kind: 'stall-body' })
-    const lease = await lockOn(key, 'second').tryAcquire()
+    const lease = await leaseOf(lockOn(key, 'second').tryAcquire())
     expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
   })
@@ -109,7 +111,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'lose-response' })
     const lock = lockOn(key)
     const before = await now()
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.renew()
@@ -126,10 +128,10 @@ describe('S3Lock through a fault-injecting proxy', () => {
   it('re-reads and retries after 409 ConditionalRequestConflict', async () => {
     const key = freshKey('409')
     const lock = lockOn(key)
-    const first = await lock.tryAcquire()
+    const first = await leaseOf(lock.tryAcquire())
     await first?.release()
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     await lease?.release()
@@ -139,11 +141,11 @@ describe('S3Lock through a fault-injecting proxy', () => {
   it('goes back to the create path when If-Match answers 404 (the object is gone)', async () => {
     const key = freshKey('404')
     const lock = lockOn(key)
-    const first = await lock.tryAcquire()
+    const first = await leaseOf(lock.tryAcquire())
     await first?.release()
     await direct.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     proxy.inject('PUT', { kind: 'status', status: 404, code: 'NoSuchKey' })
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY) // above the highest this process saw
     expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, owner: 'faulty' })
   })
@@ -153,16 +155,14 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 400, code: 'PreconditionFailed' })
     // Taken for any other 400, it would reject. Taken for a lost race, the lock reads the object
     // again to name the winner, finds none (the 412 was the proxy's) and takes the lock.
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     expect(lease?.record.run).toBe(1)
   })
 
   it('gives up with a retryable LockStoreError when the store keeps failing', async () => {
     const key = freshKey('down')
     proxy.inject('GET', { kind: 'status', status: 503, code: 'ServiceUnavailable' }, 10)
-    const error = await lockOn(key)
-      .tryAcquire()
-      .catch((e: unknown) => e)
+    const error = await leaseOf(lockOn(key).tryAcquire()).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
     expect(error).toMatchObject({ retryable: true })
   })
@@ -171,18 +171,20 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const key = freshKey('no-list')
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
     const before = await now()
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
   it('refuses, without retrying, a lock object that exists but may not be read', async () => {
     const key = freshKey('unreadable')
-    await (await lockOn(key, 'first').tryAcquire())?.release()
+    await (await leaseOf(lockOn(key, 'first').tryAcquire()))?.release()
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' }, 10)
     const counting = testS3Client({ endpoint: await proxyEndpoint() })
     const requests = countRequests(counting)
-    const error = await new S3Lock({ s3: counting, bucket, key }).tryAcquire().catch((e: unknown) => e)
+    const error = await leaseOf(new S3Lock({ s3: counting, bucket, key }).tryAcquire()).catch(
+      (e: unknown) => e,
+    )
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
     expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 2, PutObject: 1 })
     counting.destroy()
@@ -193,7 +195,9 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 403, code: 'AccessDenied' }, 10)
     const counting = testS3Client({ endpoint: await proxyEndpoint() })
     const requests = countRequests(counting)
-    const error = await new S3Lock({ s3: counting, bucket, key }).tryAcquire().catch((e: unknown) => e)
+    const error = await leaseOf(new S3Lock({ s3: counting, bucket, key }).tryAcquire()).catch(
+      (e: unknown) => e,
+    )
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
     expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
     counting.destroy()
@@ -211,7 +215,7 @@ describe('S3Lock through a proxy that strips the Date header', () => {
     const key = freshKey('no-date')
     const fresh = testS3Client({ endpoint: proxy.endpoint })
     stripDates()
-    await expect(new S3Lock({ s3: fresh, bucket, key }).tryAcquire()).rejects.toThrow(LockClockError)
+    await expect(leaseOf(new S3Lock({ s3: fresh, bucket, key }).tryAcquire())).rejects.toThrow(LockClockError)
     expect(await direct.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).catch(() => 'absent')).toBe(
       'absent',
     )
@@ -223,7 +227,7 @@ describe('S3Lock through a proxy that strips the Date header', () => {
     await new S3Lock({ s3: shared, bucket, key: freshKey('learner') }).inspect()
     stripDates()
     const before = await now()
-    const lease = await new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire()
+    const lease = await leaseOf(new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire())
     expectTokenOfStoreTime(lease?.token, before, await now())
     await lease?.release()
     shared.destroy()
@@ -254,7 +258,7 @@ describe('S3Lock.acquire with a wait, bounded as a whole', () => {
 
   it('names the holder it last saw when the wait runs out during a slow read', async () => {
     const key = freshKey('slow-read')
-    await new S3Lock({ s3: direct, bucket, key, owner: 'holder' }).tryAcquire()
+    await leaseOf(new S3Lock({ s3: direct, bucket, key, owner: 'holder' }).tryAcquire())
     proxy.inject('GET', { kind: 'delay', ms: 0 })
     proxy.inject('GET', { kind: 'delay', ms: 30_000 })
     const began = Date.now()

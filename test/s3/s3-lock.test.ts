@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROBES_PER_TICK } from '../../lib/core/clock-probe.js'
 import { LockCorruptedError, LockLostError, LockTimeoutError, LostReason } from '../../lib/index.js'
 import { S3Lock, type S3LockOptions, S3LockStore } from '../../lib/s3/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -33,7 +34,7 @@ describe('S3Lock on a real S3 engine', () => {
         lockOn(key, { owner: `contender-${round}-${i}` }),
       )
       const before = await now()
-      const leases = await Promise.all(contenders.map((lock) => lock.tryAcquire()))
+      const leases = await Promise.all(contenders.map((lock) => leaseOf(lock.tryAcquire())))
       const after = await now()
       const won = leases.flatMap((lease, i) => (lease ? [i] : []))
       expect(won).toHaveLength(1)
@@ -51,7 +52,7 @@ describe('S3Lock on a real S3 engine', () => {
     const locks = [lockOn(key, { owner: 'a' }), lockOn(key, { owner: 'b' })]
     let last = 0
     for (let i = 1; i <= 100; i++) {
-      const lease = await locks[i % 2]?.tryAcquire()
+      const lease = await leaseOf(locks[i % 2]?.tryAcquire())
       expect(lease?.token).toBeGreaterThan(last)
       last = lease?.token ?? Number.POSITIVE_INFINITY
       await lease?.release()
@@ -64,7 +65,7 @@ describe('S3Lock on a real S3 engine', () => {
     const counting = testS3Client()
     const requests = countRequests(counting)
     const lock = new S3Lock({ s3: counting, bucket, key })
-    const cold = await lock.tryAcquire()
+    const cold = await leaseOf(lock.tryAcquire())
     expect(requests.protocol()).toEqual({ GetObject: 1, PutObject: 1 })
     // Probes are spread a fortieth of the estimate's width apart: a second's width at most.
     expect(requests.clockProbes()).toBeLessThanOrEqual(PROBES_PER_TICK + 1)
@@ -72,7 +73,7 @@ describe('S3Lock on a real S3 engine', () => {
     await cold?.release()
     expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
     requests.reset()
-    const warm = await lock.tryAcquire()
+    const warm = await leaseOf(lock.tryAcquire())
     expect(warm?.token).toBeGreaterThan(cold?.token ?? Number.POSITIVE_INFINITY)
     expect(warm?.record.run).toBe(2)
     expect(requests.protocol()).toEqual({ PutObject: 1 })
@@ -83,10 +84,10 @@ describe('S3Lock on a real S3 engine', () => {
   it('lets a contender take over an expired lease with a higher token, and refuses the old holder', async () => {
     const key = freshKey('takeover')
     const holder = lockOn(key, { owner: 'crashed' })
-    const lease = await holder.tryAcquire()
+    const lease = await leaseOf(holder.tryAcquire())
     expect(lease?.record.run).toBe(1)
     const thief = lockOn(key, { owner: 'next' })
-    expect(await thief.tryAcquire()).toBeNull()
+    expect(await leaseOf(thief.tryAcquire())).toBeNull()
     // The holder shortens its lease to 1.5 s, then "crashes": it renews no more.
     await lease?.renew(1_500)
     // Its lease knows its end has passed (that it knows before any contender can take over is
@@ -94,10 +95,10 @@ describe('S3Lock on a real S3 engine', () => {
     await new Promise((resolve) => lease?.signal.addEventListener('abort', resolve))
     expect(lease?.signal.reason).toMatchObject({ name: 'LockLostError', reason: LostReason.Expired })
     // The contender polls until the lease has run out by the engine's clock, margins included.
-    let next = await thief.tryAcquire()
+    let next = await leaseOf(thief.tryAcquire())
     while (next === null) {
       await sleep(200)
-      next = await thief.tryAcquire()
+      next = await leaseOf(thief.tryAcquire())
     }
     expect(next.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
     expect(next.record.run).toBe(2)
@@ -110,7 +111,7 @@ describe('S3Lock on a real S3 engine', () => {
 
   it('renews with the same token and a later expires_at', async () => {
     const key = freshKey('renew')
-    const lease = await lockOn(key).tryAcquire()
+    const lease = await leaseOf(lockOn(key).tryAcquire())
     const before = await getRecord(s3, bucket, key)
     await sleep(1_100)
     await lease?.renew(60_000)
@@ -122,8 +123,8 @@ describe('S3Lock on a real S3 engine', () => {
 
   it('re-acquires at once, with a higher token, when the record names the same owner', async () => {
     const key = freshKey('same-owner')
-    const crashed = await lockOn(key, { owner: 'fn/req-1' }).tryAcquire() // then "crashes"
-    const retry = await lockOn(key, { owner: 'fn/req-1' }).tryAcquire()
+    const crashed = await leaseOf(lockOn(key, { owner: 'fn/req-1' }).tryAcquire()) // then "crashes"
+    const retry = await leaseOf(lockOn(key, { owner: 'fn/req-1' }).tryAcquire())
     expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
     expect(retry?.record.run).toBe(2)
   })
@@ -131,10 +132,10 @@ describe('S3Lock on a real S3 engine', () => {
   it('reports a deleted lock as lost and recreates it above the last token it saw', async () => {
     const key = freshKey('deleted')
     const lock = lockOn(key)
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
-    const again = await lock.tryAcquire()
+    const again = await leaseOf(lock.tryAcquire())
     expect(again?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
   })
 
@@ -151,9 +152,7 @@ describe('S3Lock on a real S3 engine', () => {
       const key = freshKey('corrupt')
       await putRaw(s3, bucket, key, body)
       const before = await getRaw(s3, bucket, key)
-      const error = await lockOn(key)
-        .tryAcquire()
-        .catch((e: unknown) => e)
+      const error = await leaseOf(lockOn(key).tryAcquire()).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockCorruptedError)
       expect((error as LockCorruptedError).raw).toBe(body.slice(0, 64 * 1024))
       expect(await getRaw(s3, bucket, key)).toEqual(before)
@@ -163,7 +162,7 @@ describe('S3Lock on a real S3 engine', () => {
   describe('acquire with a wait', () => {
     it('gets the lock when the holder releases it', async () => {
       const key = freshKey('wait')
-      const lease = await lockOn(key, { owner: 'holder' }).tryAcquire()
+      const lease = await leaseOf(lockOn(key, { owner: 'holder' }).tryAcquire())
       const counting = testS3Client()
       const requests = countRequests(counting)
       // The wait is a deadline, not a duration: generous, so that a loaded machine does not reach it.
@@ -179,7 +178,7 @@ describe('S3Lock on a real S3 engine', () => {
 
     it('times out with LockTimeoutError while the holder keeps it', async () => {
       const key = freshKey('wait-timeout')
-      await lockOn(key, { owner: 'holder' }).tryAcquire()
+      await leaseOf(lockOn(key, { owner: 'holder' }).tryAcquire())
       const startedAt = Date.now()
       const error = await lockOn(key, { owner: 'waiter' })
         .acquire({ waitMs: 1_500 })
@@ -194,7 +193,7 @@ describe('S3Lock on a real S3 engine', () => {
     const key = freshKey('inspect')
     const lock = lockOn(key)
     expect(await lock.inspect()).toBeNull()
-    const lease = await lock.tryAcquire()
+    const lease = await leaseOf(lock.tryAcquire())
     const before = await getRaw(s3, bucket, key)
     const info = await lockOn(key).inspect()
     expect(info).toMatchObject({ token: lease?.token, owner: lock.owner, held: true })

@@ -1,6 +1,6 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { describe, expect, it } from 'vitest'
-import { WriteStatus } from '../../lib/index.js'
+import { WriteStatus } from '../../lib/extend.js'
 import { classifyS3Error, S3ErrorKind } from '../../lib/s3/errors.js'
 import { S3LockStore } from '../../lib/s3/index.js'
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Lease, Lock, LockConflictError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import type { ContractTarget } from './contract.js'
 
 let keys = 0
@@ -27,7 +28,7 @@ export function describeTokenAttacks(
     const freshProcess = (key: string, owner: string): Lock =>
       new Lock({ store: target.store(), key, owner, ttlMs: 30_000, clockSkewMarginMs: 1_000 })
     const acquire = async (key: string, owner: string): Promise<Lease> => {
-      const lease = await freshProcess(key, owner).tryAcquire()
+      const lease = await leaseOf(freshProcess(key, owner).tryAcquire())
       if (!lease) throw new Error(`${owner} could not acquire ${key}`)
       return lease
     }
@@ -85,15 +86,13 @@ export function describeTokenAttacks(
       await target.putRaw(key, JSON.stringify(outside))
       // Before: the zombie was handed outside.token + 1 at once, and after the deletion the next
       // process a clock token a minute below it, so the zombie's fenced writes beat the next's.
-      const zombie = await freshProcess(key, 'zombie')
-        .tryAcquire()
-        .then(
-          (lease) => {
-            if (lease) handedOut.push(lease.token)
-            return lease
-          },
-          (error: unknown) => error,
-        )
+      const zombie = await leaseOf(freshProcess(key, 'zombie').tryAcquire()).then(
+        (lease) => {
+          if (lease) handedOut.push(lease.token)
+          return lease
+        },
+        (error: unknown) => error,
+      )
       const left = await target.store().read(key)
       await target.deleteRaw(key)
       const next = await acquire(key, 'next')
@@ -129,7 +128,7 @@ export function describeTokenAttacks(
       const lock = freshProcess(key, 'counter')
       const runs: unknown[] = []
       for (let run = 0; run < 3; run++) {
-        const lease = await lock.tryAcquire()
+        const lease = await leaseOf(lock.tryAcquire())
         runs.push(lease?.record.run)
         await lease?.release()
       }

@@ -1,6 +1,8 @@
 import type { ReadResult, StoreCallOptions, WriteResult } from '../../lib/core/store.js'
-import { Lock, type LockStore } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { leaseOf } from './lease-of.js'
 import type { ManualClock } from './sim-clock.js'
 
 export const SECOND = 1_000
@@ -88,7 +90,7 @@ export async function cron(
     const startedAt = local.now()
 
     const lock = new Lock({ store, key: KEY, owner: `invocation-${i}`, ttlMs: 60_000, clock })
-    const lease = await local.run(lock.tryAcquire())
+    const lease = await local.run(leaseOf(lock.tryAcquire()))
     if (!lease) throw new Error(`invocation ${i} found the lock held`)
     const handedOutAt = store.truth()
     await local.run(local.sleep(options.workMs))

@@ -55,7 +55,7 @@ export interface LambdaContext {
 }
 
 /** What the handler finds on `context.singleton`. */
-export interface SingletonState {
+export interface SingletonHandle {
   /** The lock's key in the store. */
   readonly key: string
   /** The fencing token: pass it with every write, so a target can refuse a stale run. */
@@ -67,16 +67,16 @@ export interface SingletonState {
   readonly lease: Lease
   /**
    * The checkpoint of unfinished work: what an earlier run that did not complete (it threw,
-   * timed out or crashed) last passed to `checkpoint`, e.g. where it stopped. `undefined` after
-   * a run that completed: a successful run clears it.
+   * timed out or crashed) last passed to `saveCheckpoint`, e.g. where it stopped. `undefined`
+   * after a run that completed: a successful run clears it. (The record stores it as `state`.)
    */
-  readonly state: JsonValue | undefined
+  readonly checkpoint: JsonValue | undefined
   /**
    * Stores a checkpoint of this run's progress in the lock record (same token, conditional
    * write), for a retry to resume from if this run does not complete. Cleared when a run
    * completes, so the next tick starts afresh.
    */
-  checkpoint(state: JsonValue): Promise<void>
+  saveCheckpoint(checkpoint: JsonValue): Promise<void>
   /**
    * Where the work stands across runs (e.g. the last item processed), as the last run to call
    * `saveCursor` left it, completed or not, when this run began; `undefined` until one does.
@@ -92,4 +92,4 @@ export interface SingletonState {
 }
 
 /** The context as the handler sees it behind `singleton()` or `withSingleton()`. */
-export type SingletonContext<TContext = LambdaContext> = TContext & { singleton: SingletonState }
+export type SingletonContext<TContext = LambdaContext> = TContext & { singleton: SingletonHandle }

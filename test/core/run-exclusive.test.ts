@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockLostError, LockOptionsError } from '../../lib/index.js'
+import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { ManualClock } from '../support/sim-clock.js'
 
-/** lock.run: acquire, renew while the routine runs, abort it when the lease is lost, release. */
+/** lock.runExclusive: acquire, renew while the routine runs, abort it when the lease is lost, release. */
 const KEY = 'jobs/routine'
 
 function setup() {
@@ -15,11 +16,11 @@ function setup() {
   return { clock, store, lock, record }
 }
 
-describe('lock.run', () => {
+describe('lock.runExclusive', () => {
   it('runs the routine under a lease, releases it, and answers the value with the token', async () => {
     const { clock, lock, record } = setup()
     const start = clock.now()
-    const result = await clock.run(lock().run(async (lease) => `ran with ${lease.token}`))
+    const result = await clock.run(lock().runExclusive(async (lease) => `ran with ${lease.token}`))
     const token = result.status === 'ran' ? result.token : Number.NaN
     expect(result).toEqual({ status: 'ran', value: `ran with ${token}`, token })
     expect(token).toBeGreaterThanOrEqual(start) // a first token: the store's time at the acquisition
@@ -28,14 +29,14 @@ describe('lock.run', () => {
 
   it('clears the checkpoint when the routine completes, keeps it when it throws, and keeps the cursor', async () => {
     const { clock, lock, record } = setup()
-    const failing = lock().run(async (lease) => {
-      await lease.checkpoint({ done: 3 })
+    const failing = lock().runExclusive(async (lease) => {
+      await lease.saveCheckpoint({ done: 3 })
       await lease.saveCursor('2026-11-20')
       throw new Error('job failed')
     })
     await expect(clock.run(failing)).rejects.toThrow('job failed')
     expect(record()).toMatchObject({ state: { done: 3 }, cursor: '2026-11-20' })
-    const resumed = await clock.run(lock().run(async (lease) => lease.record.state))
+    const resumed = await clock.run(lock().runExclusive(async (lease) => lease.record.state))
     expect(resumed).toMatchObject({ status: 'ran', value: { done: 3 } })
     expect(record()).not.toHaveProperty('state')
     expect(record()).toMatchObject({ cursor: '2026-11-20', expires_at: 0 })
@@ -43,10 +44,10 @@ describe('lock.run', () => {
 
   it('does not run the routine while another holds the lock, and names the holder', async () => {
     const { clock, lock } = setup()
-    await clock.run(lock('other').tryAcquire())
+    await clock.run(leaseOf(lock('other').tryAcquire()))
     let ran = false
     const result = await clock.run(
-      lock().run(async () => {
+      lock().runExclusive(async () => {
         ran = true
       }),
     )
@@ -56,7 +57,7 @@ describe('lock.run', () => {
 
   it('renews every third of the ttl by default while the routine runs, and stops when it ends', async () => {
     const { clock, store, lock } = setup()
-    await clock.run(lock().run(async () => clock.sleep(7_000)))
+    await clock.run(lock().runExclusive(async () => clock.sleep(7_000)))
     expect(store.count('replace')).toBe(3 + 1) // renewals at 2, 4 and 6 s, then the release
     expect(clock.pending).toBe(0) // no heartbeat timer outlives the routine
     await clock.advance(60_000)
@@ -65,7 +66,7 @@ describe('lock.run', () => {
 
   it('leaves no timer behind when the routine throws', async () => {
     const { clock, lock } = setup()
-    const failing = lock().run(async () => {
+    const failing = lock().runExclusive(async () => {
       await clock.sleep(1_000)
       throw new Error('job failed')
     })
@@ -81,7 +82,7 @@ describe('lock.run', () => {
       'replace',
       ...Array.from({ length: 100 }, () => () => (clock.now() < cutOffUntil ? 'transient' : 'ok')),
     )
-    const run = lock().run(async () => clock.sleep(10_000))
+    const run = lock().runExclusive(async () => clock.sleep(10_000))
     await expect(clock.run(run)).rejects.toMatchObject({ name: 'LockLostError', reason: 'expired' })
     expect(record()).toMatchObject({ run: 1, expires_at: 0 })
     expect(record().token).toBeGreaterThanOrEqual(start)
@@ -90,7 +91,7 @@ describe('lock.run', () => {
   it('renews every heartbeatMs, asking each time for the ttl given to run', async () => {
     const { clock, store, lock, record } = setup()
     const ttls: number[] = []
-    const run = lock().run(
+    const run = lock().runExclusive(
       async () => {
         for (let second = 0; second < 3; second++) {
           await clock.sleep(1_000)
@@ -106,16 +107,16 @@ describe('lock.run', () => {
 
   it('refuses a heartbeat not below ttl - margin, before any request', async () => {
     const { clock, store, lock } = setup()
-    await expect(clock.run(lock().run(async () => 1, { heartbeatMs: 5_000 }))).rejects.toBeInstanceOf(
-      LockOptionsError,
-    )
+    await expect(
+      clock.run(lock().runExclusive(async () => 1, { heartbeatMs: 5_000 })),
+    ).rejects.toBeInstanceOf(LockOptionsError)
     expect(store.calls).toEqual([])
   })
 
   it('blames a default heartbeat that does not fit on the ttl given, not on a heartbeat never given', async () => {
     const { clock, lock } = setup()
-    await expect(clock.run(lock().run(async () => 1, { ttlMs: 1_400 }))).rejects.toThrow(
-      'run: ttlMs 1400 leaves 400 ms above the clock-skew margin (clockSkewMarginMs 1000): the default heartbeat, ' +
+    await expect(clock.run(lock().runExclusive(async () => 1, { ttlMs: 1_400 }))).rejects.toThrow(
+      'runExclusive: ttlMs 1400 leaves 400 ms above the clock-skew margin (clockSkewMarginMs 1000): the default heartbeat, ' +
         'a third of ttlMs (466 ms), does not fit in it; raise ttlMs to at least 1501',
     )
   })
@@ -123,7 +124,7 @@ describe('lock.run', () => {
   it('aborts the routine’s signal when the lease is taken over, and rejects with that loss though the routine finished', async () => {
     const { clock, store, lock, record } = setup()
     let thief = 0
-    const run = lock().run(async (lease) => {
+    const run = lock().runExclusive(async (lease) => {
       thief = lease.token + 1
       store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: thief, owner: 'thief' }))
       await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
@@ -139,7 +140,7 @@ describe('lock.run', () => {
     const { clock, store, lock, record } = setup()
     await expect(
       clock.run(
-        lock().run(async () => {
+        lock().runExclusive(async () => {
           throw new Error('job failed')
         }),
       ),
@@ -148,7 +149,7 @@ describe('lock.run', () => {
     store.script('replace', 'ok', 'fatal') // the acquisition lands, the release fails
     await expect(
       clock.run(
-        lock().run(async () => {
+        lock().runExclusive(async () => {
           throw new Error('failed again')
         }),
       ),
@@ -158,7 +159,7 @@ describe('lock.run', () => {
   it('reports a release that fails after the routine succeeded', async () => {
     const { clock, store, lock } = setup()
     store.script('replace', 'fatal')
-    await expect(clock.run(lock().run(async () => 'done'))).rejects.toMatchObject({
+    await expect(clock.run(lock().runExclusive(async () => 'done'))).rejects.toMatchObject({
       name: 'LockStoreError',
       retryable: false,
     })
@@ -169,7 +170,7 @@ describe('lock.run', () => {
     store.script('replace', 'fatal')
     const failures: unknown[] = []
     const result = await clock.run(
-      lock().run(async (lease) => clock.sleep(3_000).then(() => lease.signal.aborted), {
+      lock().runExclusive(async (lease) => clock.sleep(3_000).then(() => lease.signal.aborted), {
         onHeartbeatError: (error) => failures.push(error),
       }),
     )

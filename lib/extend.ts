@@ -1,0 +1,34 @@
+// `lambda-singleton/extend`: for authors of stores and adapters, not for a job's code. The
+// `LockStore` contract a store implements (see the contract suite in test/stores), the record's
+// format and limits, and the run lifecycle that `singleton()` and `withSingleton()` are thin
+// adapters over: a new adapter (another middleware engine, a container entry point) calls
+// `SingletonLifecycle.start` and settles the run it returns.
+
+export { DEFAULT_METRICS_NAMESPACE, MetricDimension } from './config.js'
+export { type Clock, systemClock } from './core/clock.js'
+export {
+  type JsonValue,
+  type LockRecord,
+  MAX_RECORD_BYTES,
+  MAX_RECORD_DEPTH,
+  MAX_STATE_BYTES,
+  parseRecord,
+} from './core/record.js'
+export {
+  type LockStore,
+  type ReadResult,
+  ReadStatus,
+  type StoreCallOptions,
+  type WriteResult,
+  WriteStatus,
+} from './core/store.js'
+export {
+  DEFAULT_CLOCK_SKEW_MARGIN_MS,
+  DEFAULT_TTL_MS,
+  MAX_CLOCK_SKEW_MARGIN_MS,
+  MAX_TTL_MS,
+} from './core/timing.js'
+export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
+export { consoleLogger } from './lifecycle/logger.js'
+export type { SingletonRun } from './lifecycle/run.js'
+export { isTickDone, tickIdOf } from './lifecycle/tick.js'
