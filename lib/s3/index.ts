@@ -1,5 +1,6 @@
 // `lambda-singleton/s3`: the lock store on S3 conditional writes, and fenced writes to S3 objects.
-export { DEFAULT_REQUEST_TIMEOUT_MS, defaultS3Client } from './client.js'
+export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
+export { defaultS3Client } from './client.js'
 export { EtagQuoting } from './etag.js'
 export {
   FENCING_TOKEN_METADATA,
