@@ -1,5 +1,5 @@
-import { configurationReason } from '../aws/configuration.js'
-import { errorFields, NETWORK_ERROR_CODES } from '../aws/errors.js'
+import { classifyError, Failure, type ServiceErrors } from '../aws/classify.js'
+import { errorFields } from '../aws/errors.js'
 import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 import type { ItemLayout } from './item.js'
 
@@ -9,67 +9,50 @@ export const DynamoDBErrorKind = {
   ConditionFailed: 'condition-failed',
   /** TransactionConflictException: a transaction holds the item; re-read and retry. */
   Conflict: 'conflict',
-  /** Worth another try: throttling, 5xx, timeouts, dropped connections. */
-  Transient: 'transient',
   /**
-   * Retrying will not help: no such table, access denied, a request DynamoDB refuses, and a
-   * client configured wrong (no region, no credentials, refused credentials: `configurationReason`).
+   * `Transient`: throttling, 5xx, timeouts, dropped connections. `Fatal`: no such table, access
+   * denied, a request DynamoDB refuses, and a client configured wrong (no region, no
+   * credentials, refused credentials).
    */
-  Fatal: 'fatal',
+  ...Failure,
 } as const
 export type DynamoDBErrorKind = (typeof DynamoDBErrorKind)[keyof typeof DynamoDBErrorKind]
 
-const TRANSIENT_CODES = new Set([
-  'ThrottlingException',
-  'Throttling',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'InternalFailure',
-  'ServiceUnavailable',
-  'ServiceUnavailableException',
-  'RequestTimeout',
-  'RequestTimeoutException',
-  ...NETWORK_ERROR_CODES,
-])
-
-const FATAL_CODES = new Set([
-  'ResourceNotFoundException',
-  'AccessDeniedException',
-  'ValidationException',
-  'ItemCollectionSizeLimitExceededException',
-])
-
-interface ErrorShape {
-  name?: string
-  code?: string
-  $metadata?: { httpStatusCode?: number }
-  $retryable?: unknown
-}
+/** The DynamoDB answers a store acts on. */
+export type DynamoDBAnswer = Exclude<DynamoDBErrorKind, Failure>
 
 /**
- * Classifies by error name before status: DynamoDB answers nearly everything with 400,
- * throttling included, so the status alone says little. A misconfigured client comes first: a
- * missing region or missing credentials raise errors with no status, like a dropped connection.
+ * DynamoDB's error names, by what they mean to the protocol. Names only: DynamoDB answers nearly
+ * everything with 400, throttling included.
  */
+export const DYNAMODB_ERRORS: ServiceErrors<DynamoDBAnswer> = {
+  answers: {
+    ConditionalCheckFailedException: DynamoDBErrorKind.ConditionFailed,
+    TransactionConflictException: DynamoDBErrorKind.Conflict,
+  },
+  transient: new Set([
+    'ThrottlingException',
+    'Throttling',
+    'ProvisionedThroughputExceededException',
+    'RequestLimitExceeded',
+    'InternalServerError',
+    'InternalFailure',
+    'ServiceUnavailable',
+    'ServiceUnavailableException',
+    'RequestTimeout',
+    'RequestTimeoutException',
+  ]),
+  fatal: new Set([
+    'ResourceNotFoundException',
+    'AccessDeniedException',
+    'ValidationException',
+    'ItemCollectionSizeLimitExceededException',
+  ]),
+}
+
+/** What `error` means for the protocol, by `DYNAMODB_ERRORS`. */
 export function classifyDynamoDBError(error: unknown): DynamoDBErrorKind {
-  if (configurationReason(error) !== undefined) return DynamoDBErrorKind.Fatal
-  const shape = errorFields<ErrorShape>(error)
-  const name = shape.name ?? ''
-  const status = shape.$metadata?.httpStatusCode
-  if (name === 'ConditionalCheckFailedException') return DynamoDBErrorKind.ConditionFailed
-  if (name === 'TransactionConflictException') return DynamoDBErrorKind.Conflict
-  if (TRANSIENT_CODES.has(name) || (shape.code !== undefined && TRANSIENT_CODES.has(shape.code))) {
-    return DynamoDBErrorKind.Transient
-  }
-  if (FATAL_CODES.has(name)) return DynamoDBErrorKind.Fatal
-  if (status !== undefined && (status >= 500 || status === 429)) return DynamoDBErrorKind.Transient
-  if (shape.$retryable) return DynamoDBErrorKind.Transient
-  // No HTTP answer at all (socket errors surface without a status): treat as network.
-  if (status === undefined && error instanceof Error && !(error instanceof TypeError)) {
-    return DynamoDBErrorKind.Transient
-  }
-  return DynamoDBErrorKind.Fatal
+  return classifyError(DYNAMODB_ERRORS, error)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
-import { configurationError } from '../aws/configuration.js'
-import { dated, describe, requestTimeoutMs, type SdkClient, sendTimed } from '../aws/send.js'
+import { sendClassified, sharedClient, unexpectedAnswer } from '../aws/classify.js'
+import { dated, requestTimeoutMs, type SdkClient } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
   type LockStore,
@@ -11,7 +11,7 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { type Attributes, UnrepresentableError } from './attributes.js'
-import { classifyDynamoDBError, DynamoDBErrorKind, keySchemaError } from './errors.js'
+import { DYNAMODB_ERRORS, DynamoDBErrorKind, keySchemaError } from './errors.js'
 import {
   type ItemLayout,
   itemFor,
@@ -52,8 +52,6 @@ interface StoreOptions {
   readonly requestTimeoutMs?: number
 }
 
-export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
-
 /** DynamoDB's `Date` header has a resolution of one second. */
 const DYNAMODB_CLOCK_RESOLUTION_MS = 1_000
 /** Keys whose recent items a store remembers, to condition replaces without reading first. */
@@ -63,13 +61,7 @@ const KNOWN_ITEMS_PER_KEY = 4
 
 type DynamoDBCommand = GetItemCommand | PutItemCommand
 
-let sharedClient: DynamoDBClient | undefined
-
-/** One client for every store that brings none: one connection pool, one credential cache. */
-function defaultClient(): DynamoDBClient {
-  sharedClient ??= new DynamoDBClient({ maxAttempts: 1 })
-  return sharedClient
-}
+const defaultClient = sharedClient((config) => new DynamoDBClient(config))
 
 /**
  * The lock store on DynamoDB conditional writes: one item per lock, the record's fields as
@@ -262,35 +254,25 @@ export class DynamoDBLockStore implements LockStore {
 
   /** Sends one command with a timeout; failures the protocol does not act on become `LockStoreError`. */
   async #send(key: string, command: DynamoDBCommand, options: StoreCallOptions) {
-    const client = this.client as SdkClient<DynamoDBCommand, object>
-    const sent = await sendTimed(client, command, {
+    const what = this.#request(operationOf(command), key)
+    const call = await sendClassified(this.client as SdkClient<DynamoDBCommand, object>, command, {
       timeoutMs: this.requestTimeoutMs,
       signal: options.signal,
+      errors: DYNAMODB_ERRORS,
+      what,
+      key,
+      misconfigured: (error) => keySchemaError(error, this.#layout, what, key),
     })
-    const date = dated(sent.serverDate)
-    if (sent.ok) return { kind: 'ok' as const, output: sent.output, date }
-    const { error, timedOut, retried } = sent
-    const kind = timedOut ? DynamoDBErrorKind.Transient : classifyDynamoDBError(error)
-    if (kind === DynamoDBErrorKind.Transient || kind === DynamoDBErrorKind.Fatal) {
-      const what = `DynamoDB ${operationOf(command)} of "${key}" in ${this.tableName}`
-      throw (
-        (!timedOut && configurationError(error, what, key)) ||
-        keySchemaError(error, this.#layout, what, key) ||
-        new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
-          key,
-          retryable: kind === DynamoDBErrorKind.Transient,
-          cause: error,
-        })
-      )
-    }
-    return { kind, error, retried, date }
+    return { ...call, date: dated(call.serverDate) }
   }
 
   #unexpected(key: string, operation: string, error: unknown): LockStoreError {
-    return new LockStoreError(
-      `DynamoDB ${operation} of "${key}" in ${this.tableName}: unexpected answer: ${describe(error)}`,
-      { key, retryable: false, cause: error },
-    )
+    return unexpectedAnswer(this.#request(operation, key), key, error)
+  }
+
+  /** A request, for messages: `DynamoDB GetItem of "key" in table`. */
+  #request(operation: string, key: string): string {
+    return `DynamoDB ${operation} of "${key}" in ${this.tableName}`
   }
 }
 

@@ -7,22 +7,15 @@ import {
   type PutObjectCommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3'
-import { configurationError } from '../aws/configuration.js'
-import { describe, type SdkClient, type SendTimedOptions, sendTimed } from '../aws/send.js'
-import { LockStoreError } from '../core/errors.js'
-import { bucketHostError, classifyS3Error, S3ErrorKind } from './errors.js'
+import { type Classified, type ClassifiedSendOptions, sendClassified, sharedClient } from '../aws/classify.js'
+import type { SdkClient } from '../aws/send.js'
+import { bucketHostError, S3_ERRORS, type S3Answer } from './errors.js'
 
-export { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
+const sharedS3Client = sharedClient((config) => new S3Client(config))
 
-let sharedClient: S3Client | undefined
-
-/**
- * The shared client used when none is given. It makes one attempt per call: the lock retries
- * by itself, and knows that a retried conditional write may have landed the first time.
- */
+/** The shared client used when none is given, sending each request once. */
 export function defaultS3Client(): S3Client {
-  sharedClient ??= new S3Client({ maxAttempts: 1 })
-  return sharedClient
+  return sharedS3Client()
 }
 
 type S3Command = GetObjectCommand | HeadObjectCommand | PutObjectCommand
@@ -33,15 +26,7 @@ export type S3Output<C> = C extends GetObjectCommand
     : PutObjectCommandOutput
 
 /** An S3 answer that steers the protocol (the rest become `LockStoreError`). */
-export type S3Call<C extends S3Command> =
-  | { readonly kind: 'ok'; readonly output: S3Output<C>; readonly serverDate: number | undefined }
-  | {
-      readonly kind: Exclude<S3ErrorKind, typeof S3ErrorKind.Transient | typeof S3ErrorKind.Fatal>
-      readonly error: unknown
-      /** The SDK sent it more than once: a failed condition may be our own first try's doing. */
-      readonly retried: boolean
-      readonly serverDate: number | undefined
-    }
+export type S3Call<C extends S3Command> = Classified<S3Output<C>, S3Answer>
 
 export interface SendOptions {
   /** For messages: `s3://bucket/key`. */
@@ -58,28 +43,24 @@ export interface SendOptions {
  * on (412, 409, 404, 403), or a `LockStoreError` (retryable for 5xx, throttling, timeouts and
  * dropped connections).
  */
-export async function sendS3<C extends S3Command>(
+export function sendS3<C extends S3Command>(
   s3: S3Client,
   command: C,
-  options: SendOptions & Pick<SendTimedOptions<S3Output<C>>, 'consume'>,
+  options: SendOptions & Pick<ClassifiedSendOptions<S3Output<C>, S3Answer>, 'consume'>,
 ): Promise<S3Call<C>> {
-  const sent = await sendTimed(s3 as SdkClient<C, S3Output<C>>, command, options)
-  if (sent.ok) return { kind: 'ok', output: sent.output, serverDate: sent.serverDate }
-  const { error, timedOut, retried, serverDate } = sent
-  const kind = timedOut ? S3ErrorKind.Transient : classifyS3Error(error)
-  if (kind === S3ErrorKind.Transient || kind === S3ErrorKind.Fatal) {
-    const what = `${options.caller ?? 'S3'} ${operationOf(command)} on s3://${options.bucket}/${options.key}`
-    throw (
-      configurationError(error, what, options.key) ??
-      bucketHostError(error, options.bucket, what, options.key) ??
-      new LockStoreError(`${what} failed: ${describe(error, timedOut)}`, {
-        key: options.key,
-        retryable: kind === S3ErrorKind.Transient,
-        cause: error,
-      })
-    )
-  }
-  return { kind, error, retried, serverDate }
+  const { bucket, key } = options
+  const what = s3Request(operationOf(command), bucket, key, options.caller)
+  return sendClassified(s3 as SdkClient<C, S3Output<C>>, command, {
+    ...options,
+    errors: S3_ERRORS,
+    what,
+    misconfigured: (error) => bucketHostError(error, bucket, what, key),
+  })
+}
+
+/** A request, for messages: `S3 GetObject on s3://bucket/key`. */
+export function s3Request(operation: string, bucket: string, key: string, caller = 'S3'): string {
+  return `${caller} ${operation} on s3://${bucket}/${key}`
 }
 
 /**

@@ -1,5 +1,5 @@
-import { configurationReason } from '../aws/configuration.js'
-import { errorFields, NETWORK_ERROR_CODES } from '../aws/errors.js'
+import { classifyError, Failure, type ServiceErrors } from '../aws/classify.js'
+import { errorFields } from '../aws/errors.js'
 import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 
 /** What an S3 error means for the protocol. */
@@ -12,67 +12,54 @@ export const S3ErrorKind = {
    * the credentials themselves (`InvalidAccessKeyId`, `SignatureDoesNotMatch`): that is `Fatal`.
    */
   Denied: 'denied',
-  /** Worth another try: 5xx, throttling, timeouts, dropped connections. */
-  Transient: 'transient',
   /**
-   * Retrying will not help: access denied, no such bucket, bad request, and a client configured
-   * wrong (no region, no credentials, refused credentials: `configurationReason` tells).
+   * `Transient`: 5xx, throttling, timeouts, dropped connections. `Fatal`: no such bucket, bad
+   * request, and a client configured wrong (no region, no credentials, refused credentials).
    */
-  Fatal: 'fatal',
+  ...Failure,
 } as const
 export type S3ErrorKind = (typeof S3ErrorKind)[keyof typeof S3ErrorKind]
 
-const TRANSIENT_CODES = new Set([
-  'SlowDown',
-  'Throttling',
-  'ThrottlingException',
-  'TooManyRequestsException',
-  'RequestTimeout',
-  // The SDK corrects its clock from this answer, so the next try is signed right.
-  'RequestTimeTooSkewed',
-  'RequestTimeoutException',
-  'InternalError',
-  'ServiceUnavailable',
-  'OperationAborted',
-  ...NETWORK_ERROR_CODES,
-])
+/** The S3 answers a store acts on. */
+export type S3Answer = Exclude<S3ErrorKind, Failure>
 
-interface ErrorShape {
-  name?: string
-  code?: string
-  Code?: string
-  $metadata?: { httpStatusCode?: number }
-  $retryable?: unknown
+/** S3's error codes and statuses, by what they mean to the protocol. */
+export const S3_ERRORS: ServiceErrors<S3Answer> = {
+  answers: {
+    PreconditionFailed: S3ErrorKind.PreconditionFailed,
+    ConditionalRequestConflict: S3ErrorKind.Conflict,
+    NoSuchKey: S3ErrorKind.NotFound,
+    // A HEAD's 404, which has no body to name a code.
+    NotFound: S3ErrorKind.NotFound,
+    AccessDenied: S3ErrorKind.Denied,
+  },
+  answerStatuses: {
+    412: S3ErrorKind.PreconditionFailed,
+    404: S3ErrorKind.NotFound,
+    409: S3ErrorKind.Conflict,
+    403: S3ErrorKind.Denied,
+  },
+  transient: new Set([
+    'SlowDown',
+    'Throttling',
+    'ThrottlingException',
+    'TooManyRequestsException',
+    'RequestTimeout',
+    // The SDK corrects its clock from this answer (a 403), so the next try is signed right.
+    'RequestTimeTooSkewed',
+    'RequestTimeoutException',
+    'InternalError',
+    'ServiceUnavailable',
+    'OperationAborted',
+  ]),
+  // A 404 that no retry turns into an object; 501: the engine has no conditional writes.
+  fatal: new Set(['NoSuchBucket', 'NotImplemented']),
+  fatalStatuses: new Set([501]),
 }
 
-/**
- * Classifies by error code before status: some proxies and S3-compatible engines send
- * `PreconditionFailed` with another status, and 404 covers both a missing key and a missing bucket.
- * A misconfigured client comes first: its errors look like a dropped connection (no status) or
- * like a key hidden behind 403.
- */
+/** What `error` means for the protocol, by `S3_ERRORS`. */
 export function classifyS3Error(error: unknown): S3ErrorKind {
-  if (configurationReason(error) !== undefined) return S3ErrorKind.Fatal
-  const shape = errorFields<ErrorShape>(error)
-  const code = shape.Code ?? shape.name ?? ''
-  const status = shape.$metadata?.httpStatusCode
-  if (code === 'PreconditionFailed' || status === 412) return S3ErrorKind.PreconditionFailed
-  if (code === 'ConditionalRequestConflict') return S3ErrorKind.Conflict
-  if (code === 'NoSuchBucket') return S3ErrorKind.Fatal
-  if (code === 'NoSuchKey' || code === 'NotFound' || status === 404) return S3ErrorKind.NotFound
-  if (status === 409) return S3ErrorKind.Conflict
-  if (code === 'AccessDenied' || (status === 403 && !TRANSIENT_CODES.has(code))) return S3ErrorKind.Denied
-  if (TRANSIENT_CODES.has(code) || (shape.code !== undefined && TRANSIENT_CODES.has(shape.code))) {
-    return S3ErrorKind.Transient
-  }
-  // 501: the engine does not implement conditional writes; no retry will change that.
-  if (code === 'NotImplemented' || status === 501) return S3ErrorKind.Fatal
-  if (status !== undefined && (status >= 500 || status === 429)) return S3ErrorKind.Transient
-  if (shape.$retryable) return S3ErrorKind.Transient
-  // No HTTP answer at all (socket errors surface without $metadata status): treat as network.
-  if (status === undefined && error instanceof Error && !(error instanceof TypeError))
-    return S3ErrorKind.Transient
-  return S3ErrorKind.Fatal
+  return classifyError(S3_ERRORS, error)
 }
 
 /** AWS's own S3 host names: every bucket's name resolves there, so a miss is DNS failing for now. */

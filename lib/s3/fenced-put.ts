@@ -4,10 +4,11 @@ import {
   type PutObjectCommandOutput,
   type S3Client,
 } from '@aws-sdk/client-s3'
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 import { type BackoffOptions, backoffDelay } from '../core/backoff.js'
 import { systemClock } from '../core/clock.js'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
-import { DEFAULT_REQUEST_TIMEOUT_MS, type SendOptions, sendS3 } from './client.js'
+import { type SendOptions, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 

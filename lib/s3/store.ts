@@ -1,6 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { dated, describe, requestTimeoutMs } from '../aws/send.js'
-import { LockOptionsError, LockStoreError } from '../core/errors.js'
+import { unexpectedAnswer } from '../aws/classify.js'
+import { dated, requestTimeoutMs } from '../aws/send.js'
+import { LockOptionsError, type LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
 import {
   type LockStore,
@@ -10,7 +11,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
-import { defaultS3Client, type S3Output, sendS3 } from './client.js'
+import { defaultS3Client, type S3Output, s3Request, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { EtagQuoting, ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
 import { readCapped } from './read-capped.js'
@@ -161,13 +162,6 @@ export class S3LockStore implements LockStore {
   }
 
   #unexpected(key: string, operation: string, error: unknown): LockStoreError {
-    return new LockStoreError(
-      `S3 ${operation} on s3://${this.bucket}/${key}: unexpected answer: ${describe(error)}`,
-      {
-        key,
-        retryable: false,
-        cause: error,
-      },
-    )
+    return unexpectedAnswer(s3Request(operation, this.bucket, key), key, error)
   }
 }
