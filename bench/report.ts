@@ -1,6 +1,6 @@
 /**
  * Prints what the benchmark measured: the lock's operations on each store, then the peers side
- * by side, then the peer comparison again as a Markdown table (the README's figures), then a
+ * by side, then the peer comparison again as a Markdown table (docs/comparison.md's figures), then a
  * 50 ms job run after run (warm at a fixed phase, back to back, in new processes), the same way.
  */
 import { type Measured, median, total } from './measure.js'
@@ -109,7 +109,7 @@ export function reportPeers(report: PeerReport): void {
   console.log(`\n${markdownTable(report)}`)
 }
 
-/** The comparison as the README shows it: one column per peer. */
+/** The comparison as docs/comparison.md shows it: one column per peer. */
 export function markdownTable(report: PeerReport): string {
   const { contenders, rows, roundTripMs, takeovers } = report
   const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`

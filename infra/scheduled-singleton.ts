@@ -202,7 +202,7 @@ export class ScheduledSingleton extends Construct {
             retryAttempts,
             maxEventAge,
             deadLetterQueue: this.deadLetterQueue,
-            // The middleware reads exactly this shape (lib/middy/tick.ts).
+            // The middleware reads exactly this shape (lib/lifecycle/tick.ts).
             input: scheduler.ScheduleTargetInput.fromObject({
               source: SCHEDULER_EVENT_SOURCE,
               schedule: schedule.name,

@@ -14,7 +14,7 @@ export const handler = middy<TenantEvent, unknown, Error, SingletonContext>()
       heartbeatMs: 10_000, // ...because a live one renews every 10 s
       onHeld: 'throw', // LockHeldError: let the invoker retry later instead of skipping
       waitMs: 2_000, // but first wait up to 2 s for the holder to finish
-      metrics: { namespace: 'TenantSync' }, // CloudWatch EMF lines: Acquired, Skipped, Lost, WaitMs...
+      metrics: { namespace: 'TenantSync' }, // CloudWatch EMF lines: Acquired, Held, Lost, WaitMs...
     }),
   )
   .handler(async (event, context) => ({ tenant: event.tenant, token: context.singleton.token }))

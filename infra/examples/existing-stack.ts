@@ -1,6 +1,6 @@
 /**
  * "Add to an existing stack": a stack that already has a Lambda function and a bucket makes the
- * function a scheduled singleton. The README shows this file; `npm run typecheck` checks it and
+ * function a scheduled singleton. docs/cdk.md shows this file; `npm run typecheck` checks it and
  * test/infra synthesizes it.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib'

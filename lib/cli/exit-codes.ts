@@ -12,7 +12,7 @@ import type { CommandName } from './commands-spec.js'
 
 /**
  * The CLI's exit codes, one per kind of outcome a script may want to tell apart. The README's
- * "Operate" section lists them; keep the two in step.
+ * "Operate" section and docs/cli.md list them (test/cli/readme.unit.test.ts keeps them in step).
  */
 export const ExitCode = {
   /** The command did what it says. */

@@ -3,7 +3,7 @@ import type { LockRecord } from './record.js'
 /** Base class of every error this library throws on purpose. `instanceof LockError` catches them all. */
 export class LockError extends Error {
   override name = 'LockError'
-  /** The lock's key (the S3 object key), when the error concerns one lock. */
+  /** The lock's key (the S3 object key or the DynamoDB partition key), when the error concerns one lock. */
   readonly key: string | undefined
 
   constructor(message: string, options: { key?: string; cause?: unknown } = {}) {
@@ -117,7 +117,8 @@ export class LockTimeoutError extends LockError {
 
 /**
  * The object at the lock key is not a lock record this library understands. Nothing was
- * written: an operator must look at `raw` and reset the lock explicitly (`S3Lock.reset`).
+ * written: an operator must look at `raw` and reset the lock explicitly (`lock.reset`,
+ * or the CLI's `reset`).
  */
 export class LockCorruptedError extends LockError {
   override name = 'LockCorruptedError'

@@ -11,7 +11,7 @@ import type { LockStore } from './store.js'
 export interface LockOptions {
   /** Where lock records live. */
   readonly store: LockStore
-  /** The lock's name in the store (the S3 object key). */
+  /** The lock's name in the store (the S3 object key, or the DynamoDB partition key). */
   readonly key: string
   /** Lease length. @default 60000 */
   readonly ttlMs?: number

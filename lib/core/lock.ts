@@ -37,7 +37,8 @@ const MAX_ROUNDS = 8
 const READ_BUDGET_MS = 10_000
 
 /**
- * A named lock on a `LockStore`: the lease protocol of DESIGN.md, independent of S3.
+ * A named lock on a `LockStore`: the lease protocol of docs/how-it-works.md, independent of
+ * any one store (S3, DynamoDB, memory).
  * One instance serves any number of acquisitions; it is not re-entrant.
  */
 export class Lock {

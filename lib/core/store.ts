@@ -1,6 +1,6 @@
 /**
  * The storage a lock needs: one object per key, read whole, written only conditionally.
- * S3 is one implementation (`S3LockStore`); `MemoryLockStore` is another, for tests.
+ * `S3LockStore` and `DynamoDBLockStore` implement it; `MemoryLockStore` is another, for tests.
  *
  * Results are values, not exceptions, because each one steers the protocol. A store throws only
  * `LockStoreError`: `retryable: true` for failures worth another try (5xx, throttling, timeouts,

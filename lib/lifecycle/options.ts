@@ -20,10 +20,12 @@ export type OnHeld = (typeof OnHeld)[keyof typeof OnHeld]
 /** Options of `singleton()` and `withSingleton()`: the same run lifecycle behind both. */
 export interface SingletonOptions<TEvent = unknown, TContext extends InvocationContext = LambdaContext> {
   /**
-   * Where lock records live: `S3LockStore` (`lambda-singleton/s3`), `MemoryLockStore` for unit
-   * tests (`lambda-singleton/memory`), or any `LockStore`.
-   * @default an `S3LockStore` on `process.env.LAMBDA_SINGLETON_BUCKET` (set by the construct),
-   * built at the first invocation
+   * Where lock records live: `S3LockStore` (`lambda-singleton/s3`), `DynamoDBLockStore`
+   * (`lambda-singleton/dynamodb`), `MemoryLockStore` for unit tests (`lambda-singleton/memory`),
+   * or any `LockStore`.
+   * @default the store the environment names (set by the constructs), built at the first
+   * invocation: an `S3LockStore` on `LAMBDA_SINGLETON_BUCKET`, or a `DynamoDBLockStore` on
+   * `LAMBDA_SINGLETON_TABLE` (`LAMBDA_SINGLETON_STORE` says which when both are set)
    */
   readonly store?: LockStore
   /** Prefix of every lock key. @default process.env.LAMBDA_SINGLETON_KEY_PREFIX, else `locks/` */

@@ -14,7 +14,7 @@ export interface MemoryLockStoreOptions {
   /**
    * Resolution of reported server dates, in ms. 1000 plays S3 or DynamoDB, whose `Date` counts
    * whole seconds, for tests of how a lock copes with that; the default, 1, keeps the wait before
-   * each new token (see the README's fencing tokens) to a millisecond in your own tests. @default 1
+   * each new token (see docs/how-it-works.md, the fencing guarantee) to a millisecond in your own tests. @default 1
    */
   readonly clockResolutionMs?: number
   /**

@@ -1,5 +1,5 @@
 // The consumer check's stack: a scheduled singleton function from `lambda-singleton/cdk`, as
-// the README shows it. The same file serves the ESM project and the `cdk init` (CommonJS) one,
+// the README and docs/cdk.md show it. The same file serves the ESM project and the `cdk init` (CommonJS) one,
 // which replaces its generated lib/cdk-app-stack.ts with it.
 import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler'
 import * as cdk from 'aws-cdk-lib/core'

@@ -5,13 +5,13 @@
 #
 #   esm-nodenext  "type": "module", NodeNext, strict, skipLibCheck, no @types/aws-lambda; the
 #                 SDK floors (the lowest @aws-sdk/client-s3 the peer range allows), the latest
-#                 aws-cdk-lib in range. A Middy handler bundled by hand as the README says, run
+#                 aws-cdk-lib in range. A Middy handler bundled by hand as docs/without-cdk.md says, run
 #                 against S3; a stack synthesized; the CLI run from the installed package.
 #   esm-bundler   moduleResolution Bundler; a withSingleton handler on DynamoDB (the lowest
 #                 @aws-sdk/client-dynamodb in range), bundled with the `source` condition set
 #                 and esbuild's default main fields (the SDK's CommonJS builds: the banner's case).
 #   cdk-app       `cdk init app --language typescript` unchanged (CommonJS, NodeNext), on the
-#                 lowest aws-cdk-lib in range; the handler directory marked ESM as the README
+#                 lowest aws-cdk-lib in range; the handler directory marked ESM as docs/cdk.md
 #                 says; `tsc` and `cdk synth` as the template runs them; the bundle the
 #                 construct made is run against S3.
 #
@@ -177,7 +177,8 @@ esm_types() {
 
 esm_bundle() {
   cd "$work/esm-nodenext"
-  # The README's "bundle by hand" command, as SAM, Terraform or Serverless users run it.
+  # docs/without-cdk.md's bundling command, as SAM, Terraform or Serverless users run it
+  # (test/docs/docs.unit.test.ts keeps the page's flags and these the same).
   npx --no-install esbuild lambda/handler.ts --bundle --platform=node --target=node24 --format=esm \
     --minify --sourcemap --main-fields=module,main \
     --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" \
@@ -248,7 +249,7 @@ cdk_app_check() {
 step "pack from a clean tree, inspect the tarball" pack
 step "make the projects (cdk init for one), npm install the tarball" make_projects
 step "esm-nodenext: one SDK copy, no @types/aws-lambda; tsc (handler, types, stack)" esm_types
-step "esm-nodenext: bundle the handler by hand (the README's esbuild command)" esm_bundle
+step "esm-nodenext: bundle the handler by hand (docs/without-cdk.md's esbuild command)" esm_bundle
 step "esm-nodenext: run the bundle against S3; a missing optional SDK is named" esm_run
 step "esm-nodenext: cdk synth" esm_synth
 step "esm-nodenext: the CLI from the installed package (S3)" cli_inspect "$work/esm-nodenext" \

@@ -4,15 +4,21 @@ import { describe, expect, it } from 'vitest'
 import { parseCommandLine } from '../../lib/cli/args.js'
 import { ExitCode } from '../../lib/cli/exit-codes.js'
 
-const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8')
-const operate = readme.slice(
-  readme.indexOf('## Operate\n'),
-  readme.indexOf('\n## ', readme.indexOf('## Operate\n') + 1),
-)
+const read = (path: string) => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8')
+const readme = read('README.md')
 
-describe("the README's Operate section", () => {
+// The README's Operate section has the commands at a glance; docs/cli.md has all of it.
+const pages = [
+  [
+    "the README's Operate section",
+    readme.slice(readme.indexOf('## Operate\n'), readme.indexOf('\n## ', readme.indexOf('## Operate\n') + 1)),
+  ],
+  ['docs/cli.md', read('docs/cli.md')],
+] as const
+
+describe.each(pages)('%s', (_, text) => {
   it('shows only command lines the CLI accepts', () => {
-    const lines = [...operate.matchAll(/^(?:\$ )?npx lambda-singleton (.*?)(?:\s+#.*)?$/gm)].map(
+    const lines = [...text.matchAll(/^(?:\$ )?npx lambda-singleton (.*?)(?:\s+#.*)?$/gm)].map(
       (match) => match[1] ?? '',
     )
     expect(lines.length).toBeGreaterThanOrEqual(6)
@@ -20,7 +26,7 @@ describe("the README's Operate section", () => {
   })
 
   it('lists every exit code as the CLI defines it', () => {
-    const listed = [...operate.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]))
+    const listed = [...text.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]))
     expect(listed).toEqual(Object.values(ExitCode))
   })
 })

@@ -1,11 +1,11 @@
-// The long-form docs (docs/*.md): their configuration blocks are the files they name, their
-// links lead somewhere, and their sequence diagrams only name participants they declare.
+// The long-form docs (docs/*.md) and CONTRIBUTING.md: their TypeScript and configuration blocks
+// are the files they name, their links lead somewhere, each page links back to the README, and
+// their sequence diagrams only name participants they declare.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { mismatch, root, tsBlocks, untracedTsBlocks } from './support/code-blocks.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const docs = readdirSync(join(root, 'docs'))
   .filter((name) => name.endsWith('.md'))
   .map((name) => `docs/${name}`)
@@ -42,23 +42,58 @@ describe('docs/', () => {
     for (const doc of docs) expect(readme).toContain(`(${doc}`)
   })
 
+  it('links every page back to the README, so that each stands alone', () => {
+    for (const doc of docs) expect(read(doc), doc).toContain('](../README.md')
+  })
+
   it('shows configuration only from files the tests check', () => {
-    const config = blocks.filter((b) => ['json', 'yaml', 'hcl', 'ts'].includes(b.lang))
+    const config = blocks.filter((b) => ['json', 'yaml', 'hcl'].includes(b.lang) && b.path !== undefined)
     expect(config.length).toBeGreaterThanOrEqual(9)
-    for (const block of config) {
-      expect(block.path, `a ${block.lang} block in ${block.doc} names no file`).toBeDefined()
-      expect(block.code).toBe(read(block.path ?? ''))
+    for (const block of config) expect(block.code, `${block.doc}: ${block.path}`).toBe(read(block.path ?? ''))
+    // YAML and HCL are always configuration; a JSON block that names no file is an example of a
+    // record, an event or a log line, and must at least be JSON.
+    for (const block of blocks.filter((b) => b.path === undefined)) {
+      expect(['yaml', 'hcl'], `a ${block.lang} block in ${block.doc} names no file`).not.toContain(block.lang)
+      if (block.lang === 'json')
+        expect(() => JSON.parse(block.code), `${block.doc}: ${block.code}`).not.toThrow()
     }
   })
 
-  it.each([...docs, 'README.md'])('%s links only to files and headings that exist', (doc) => {
-    const links = [...read(doc).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '')
-    for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
-      const [target = '', anchor] = link.split('#')
-      const path = target === '' ? doc : resolve(dirname(join(root, doc)), target).slice(root.length)
-      expect(existsSync(join(root, path)), `${doc}: ${link}`).toBe(true)
-      if (anchor) expect(anchors(path), `${doc}: ${link}`).toContain(anchor)
-    }
+  it('shows TypeScript only from files the type check covers, as they are', () => {
+    const shown = docs.flatMap((doc) => tsBlocks(read(doc)).map((block) => ({ doc, ...block })))
+    expect(shown.length).toBeGreaterThanOrEqual(8)
+    for (const doc of docs) expect(untracedTsBlocks(read(doc)), `${doc}: a ts block names no file`).toBe(0)
+    for (const block of shown) expect(mismatch(block), block.doc).toBeUndefined()
+  })
+
+  it.each([...docs, 'README.md', 'CONTRIBUTING.md'])(
+    '%s links only to files and headings that exist',
+    (doc) => {
+      const links = [...read(doc).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '')
+      for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
+        const [target = '', anchor] = link.split('#')
+        const path = target === '' ? doc : resolve(dirname(join(root, doc)), target).slice(root.length)
+        expect(existsSync(join(root, path)), `${doc}: ${link}`).toBe(true)
+        if (anchor) expect(anchors(path), `${doc}: ${link}`).toContain(anchor)
+      }
+    },
+  )
+
+  it('bundles by hand with the flags the consumer check runs (docs/without-cdk.md)', () => {
+    const flags = (command: string) =>
+      [...command.matchAll(/--[^\s=]+(?:=(?:"[^"]*"|'[^']*'|\S+))?/g)]
+        .map((m) => m[0])
+        .filter((flag) => !/^--(outfile|metafile|log-level)=/.test(flag))
+        .sort()
+    const page = /```sh\n(npx esbuild [\s\S]*?)```/.exec(read('docs/without-cdk.md'))?.[1] ?? ''
+    const check = /^esm_bundle\(\) \{\n([\s\S]*?)^\}/m.exec(read('scripts/consumer-check/run.sh'))?.[1] ?? ''
+    const checked =
+      /npx --no-install (esbuild [\s\S]*?)\n\s*\n|npx --no-install (esbuild [\s\S]*?--log-level=\w+)/.exec(
+        check,
+      )
+    const command = checked?.[1] ?? checked?.[2] ?? ''
+    expect(flags(page).length).toBeGreaterThanOrEqual(9)
+    expect(flags(page)).toEqual(flags(command))
   })
 
   it('draws sequence diagrams whose messages and notes name declared participants', () => {

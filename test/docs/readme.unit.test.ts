@@ -1,18 +1,28 @@
 import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { Lease } from '../../lib/core/lease.js'
+import * as core from '../../lib/index.js'
+import * as middy from '../../lib/middy/index.js'
+import { root, tsBlocks, typeChecked, untracedTsBlocks } from './support/code-blocks.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const readme = readFileSync(`${root}README.md`, 'utf8')
 
 /** Every TypeScript block of the README, with the file it says it comes from. */
-const blocks = [...readme.matchAll(/```ts\n\/\/ (\S+)( \(excerpt\))?\n([\s\S]*?)```/g)].map((match) => ({
-  path: match[1] ?? '',
-  excerpt: match[2] !== undefined,
-  code: match[3] ?? '',
-}))
+const blocks = tsBlocks(readme)
+
+/** The text of one `## ` section of the README, its heading included. */
+const section = (heading: string) => {
+  const start = readme.indexOf(`## ${heading}\n`)
+  expect(start, `the README has no section "${heading}"`).toBeGreaterThanOrEqual(0)
+  const end = readme.indexOf('\n## ', start + 1)
+  return readme.slice(start, end === -1 ? undefined : end)
+}
 
 describe('README', () => {
+  it('stays short: at most 450 lines, the rest is in docs/', () => {
+    expect(readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0)).toBeLessThanOrEqual(450)
+  })
+
   it('has exactly two set-up commands at the top: the demo and npm test', () => {
     const first = readme.match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
     const commands = first
@@ -23,19 +33,36 @@ describe('README', () => {
   })
 
   it('tells a CDK user to install esbuild, which cdk synth needs to bundle a ScheduledSingletonFunction', () => {
-    const install = readme.slice(
-      readme.indexOf('## Install'),
-      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
-    )
+    const install = section('Install')
     const commands = install.match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
     expect(commands).toMatch(/^npm install (--save-dev|-D) esbuild\b/m)
     expect(install).toMatch(/`cdk synth`[^.]*esbuild/)
   })
 
+  it('says which way to use the library, naming only functions and methods that exist', () => {
+    const table = section('Which one do I use')
+      .split('\n')
+      .filter((line) => line.startsWith('| ') && !line.startsWith('| ---'))
+      .slice(1)
+    expect(table.length).toBeGreaterThanOrEqual(4)
+    const named = table.flatMap((row) => [...(row.split(' | ')[1] ?? '').matchAll(/`(\w+)(?:\.(\w+))?\(/g)])
+    const exported: Record<string, unknown> = { ...core, ...middy }
+    const instances: Record<string, object> = { lock: core.Lock.prototype, lease: Lease.prototype }
+    for (const [call, owner = '', method] of named) {
+      if (method === undefined) expect(typeof exported[owner], `${call}: no such export`).toBe('function')
+      else expect(method in (instances[owner] ?? {}), `${call}: no such method`).toBe(true)
+    }
+    // One way per job: each of them has its row.
+    const calls = named.map((m) => m[2] ?? m[1])
+    for (const way of ['singleton', 'withSingleton', 'runExclusive', 'tryAcquire', 'acquire']) {
+      expect(calls).toContain(way)
+    }
+  })
+
   it('shows TypeScript only from files the type check covers', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(5)
-    const untraced = [...readme.matchAll(/```ts\n(?!\/\/ \S+)/g)]
-    expect(untraced).toHaveLength(0)
+    expect(blocks.length).toBeGreaterThanOrEqual(4)
+    expect(untracedTsBlocks(readme)).toBe(0)
+    for (const block of blocks) expect(typeChecked(block.path), block.path).toBe(true)
   })
 
   it.each(blocks.map((block) => [block.path, block] as const))('shows %s as it is', (path, block) => {

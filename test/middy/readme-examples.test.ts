@@ -5,7 +5,7 @@ import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 
 /**
- * The README's handlers, run as they are over several ticks on the S3 engine: a checkpoint
+ * The handlers of the README and docs/api.md, run as they are over several ticks on the S3 engine: a checkpoint
  * pattern must redo its work on every tick (a first version resumed from a checkpoint that was
  * never cleared, so every tick after the first wrote nothing), and a cursor pattern must carry
  * on from where the last tick stopped.
@@ -111,7 +111,7 @@ describe('README: the checkpoint handler (examples/readme/handler.ts)', () => {
   })
 })
 
-describe('README: the cursor handler (examples/readme/cursor.ts)', () => {
+describe('docs/api.md: the cursor handler (examples/readme/cursor.ts)', () => {
   it('takes in each file once over the ticks, a failed run included, carrying on where the last stopped', async () => {
     quiet()
     vi.spyOn(console, 'error').mockImplementation(() => undefined)
