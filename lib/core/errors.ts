@@ -103,11 +103,11 @@ export class LockTimeoutError extends LockError {
   override name = 'LockTimeoutError'
   readonly waitedMs: number
   /** The last record seen, i.e. who held the lock when we gave up. */
-  readonly holder: LockRecord | undefined
+  readonly holder: LockRecord
 
   constructor(
     message: string,
-    options: { key: string; waitedMs: number; holder?: LockRecord; cause?: unknown },
+    options: { key: string; waitedMs: number; holder: LockRecord; cause?: unknown },
   ) {
     super(message, options)
     this.waitedMs = options.waitedMs

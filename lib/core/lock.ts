@@ -130,12 +130,8 @@ export class Lock {
     if (result.status === AcquireStatus.Acquired) return result.lease
     const holder = result.status === AcquireStatus.Held ? result.holder : result.record
     throw new LockTimeoutError(
-      `Lock "${this.key}" still held by ${holder?.owner ?? 'another owner'} after waiting ${options.waitMs} ms`,
-      {
-        key: this.key,
-        waitedMs: this.#context.clock.now() - startedAt,
-        ...(holder && { holder }),
-      },
+      `Lock "${this.key}" still held by ${holder.owner} after waiting ${options.waitMs} ms`,
+      { key: this.key, waitedMs: this.#context.clock.now() - startedAt, holder },
     )
   }
 

@@ -8,9 +8,9 @@ import type { LockRecord } from '../core/record.js'
 export class LockHeldError extends LockError {
   override name = 'LockHeldError'
   /** The holder's record as last read. */
-  readonly holder: LockRecord | undefined
+  readonly holder: LockRecord
 
-  constructor(message: string, options: { key: string; holder?: LockRecord; cause?: unknown }) {
+  constructor(message: string, options: { key: string; holder: LockRecord; cause?: unknown }) {
     super(message, options)
     this.holder = options.holder
   }

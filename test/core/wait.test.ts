@@ -81,7 +81,7 @@ describe('acquire with a wait, bounded as a whole', () => {
     store.hanging = true
     const { error, ms } = await waiting
     expect(error).toBeInstanceOf(LockTimeoutError)
-    expect((error as LockTimeoutError).holder?.owner).toBe('holder')
+    expect((error as LockTimeoutError).holder.owner).toBe('holder')
     expect(ms).toBeLessThan(300 + GRACE_MS)
     expect(store.hung.every((call) => call.aborted)).toBe(true)
   })

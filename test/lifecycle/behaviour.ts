@@ -142,7 +142,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       await clock.advance(1)
       const error = await clock.run(handler({}, context())).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockHeldError)
-      expect((error as LockHeldError).holder?.owner).toBe('nightly-report/first')
+      expect((error as LockHeldError).holder.owner).toBe('nightly-report/first')
       await clock.run(first)
     })
 

@@ -455,7 +455,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       await started.passed()
       const error = await second.track(handler({}, lambdaContext({ functionName }))).catch((e: unknown) => e)
       expect(error).toBeInstanceOf(LockHeldError)
-      expect((error as LockHeldError).holder?.owner).toMatch(new RegExp(`^${functionName}/`))
+      expect((error as LockHeldError).holder.owner).toMatch(new RegExp(`^${functionName}/`))
       await first
     })
 
