@@ -3,7 +3,6 @@
 // user of one backend never loads another's SDK.
 export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
-export type { RetryOptions } from './core/context.js'
 export {
   ConfigurationReason,
   ConflictReason,
@@ -48,6 +47,7 @@ export {
   type WriteResult,
   WriteStatus,
 } from './core/store.js'
+export type { RetryOptions } from './core/store-session.js'
 export {
   DEFAULT_CLOCK_SKEW_MARGIN_MS,
   DEFAULT_TTL_MS,
