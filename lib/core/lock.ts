@@ -27,7 +27,7 @@ import { forceRelease, type ResetOptions, reset } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
-import { type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
+import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, type LeaseTerm, validateTiming } from './timing.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
@@ -179,10 +179,7 @@ export class Lock {
     const live = this.#liveLeaseOf(owner)
     if (live) return { status: AcquireStatus.Held, holder: live.record }
 
-    // Our own last write is a snapshot we can trust until someone else writes: when it released
-    // the lock (or names this very owner), try the write blind, without reading first.
-    const last = session.lastWrite
-    let cached = last && (last.record.expires_at === 0 || last.record.owner === owner) ? last : undefined
+    let cached = this.#blindStartFor(owner)
     let found = cached
       ? foundIn({ ...cached, serverLower: Number.NEGATIVE_INFINITY })
       : await session.read(budget, signal)
@@ -229,17 +226,22 @@ export class Lock {
       cached = undefined
       // A write that failed ambiguously was settled by a read: it shows what is there now.
       found = result.current ? foundIn(result.current) : await session.read(budget, signal)
-      if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) {
-        throw new LockStoreError(
-          `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
-          { key: this.key, retryable: false },
-        )
-      }
+      if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
     }
     throw new LockStoreError(`Lock "${this.key}": still contended after ${MAX_ROUNDS} rounds`, {
       key: this.key,
       retryable: true,
     })
+  }
+
+  /**
+   * Our own last write, when an attempt by `owner` may write over it blind, without reading
+   * first: it is a snapshot we can trust until someone else writes, and it released the lock
+   * or names this very owner.
+   */
+  #blindStartFor(owner: string): OwnWrite | undefined {
+    const last = this.#session.lastWrite
+    return last && (last.record.expires_at === 0 || last.record.owner === owner) ? last : undefined
   }
 
   /**
@@ -366,4 +368,12 @@ export class Lock {
 /** A snapshot known without a read (our own write, or a settle read's), as a read would report it. */
 function foundIn(snapshot: Snapshot): ReadOutcome {
   return { snapshot, unconfirmedAbsence: false }
+}
+
+/** A lock object that a create finds and a read cannot see: the reader lacks s3:GetObject. */
+function unreadable(key: string): LockStoreError {
+  return new LockStoreError(`Lock "${key}": the lock object exists but may not be read (s3:GetObject)`, {
+    key,
+    retryable: false,
+  })
 }
