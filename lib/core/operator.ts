@@ -98,9 +98,9 @@ export async function reset(
   if (result.status !== WriteStatus.Written) {
     throw refused(key, `the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
   }
-  // Back to the clock, this lock follows the clock again, not the token it saw before.
-  if (backToClock) session.rememberReset(record, result.etag)
-  else session.remember(record, result.etag)
+  // Its token is the floor from now on: above every token seen (a given one must be), or back
+  // to the clock, where this lock follows the clock again, not the tokens it saw before.
+  session.rememberReset(record, result.etag)
   return record
 }
 

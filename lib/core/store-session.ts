@@ -82,7 +82,7 @@ export class StoreSession {
     readonly clock: Clock,
     retry: RetryOptions,
     readonly random: () => number,
-    trustLocalClock = false,
+    trustLocalClock: boolean,
   ) {
     this.#store = store
     this.#retry = retry
@@ -91,7 +91,7 @@ export class StoreSession {
     this.#prober = new ClockProber(store, key, clock, this.#serverClock)
   }
 
-  /** Our own last write, if no write of someone else's has been seen since. */
+  /** Our own last write, unless we found it written over since. */
   get lastWrite(): OwnWrite | undefined {
     return this.#lastWrite
   }
@@ -107,7 +107,7 @@ export class StoreSession {
     this.#highestToken = Math.max(this.#highestToken, record.token)
   }
 
-  /** Records a reset back to the clock: tokens follow the store's clock again, not those seen before. */
+  /** Records a reset of ours that landed: its token is the floor from now on, even below those seen. */
   rememberReset(record: LockRecord, etag: string): void {
     this.#lastWrite = { record, etag }
     this.#highestToken = record.token

@@ -9,7 +9,7 @@ const KEY = 'jobs/session'
 function setup() {
   const time = new SimTime()
   const store = new ScriptedStore({ clock: time.serverClock })
-  const session = new StoreSession(store, KEY, 1_000, time.localClock(), {}, () => 0.5)
+  const session = new StoreSession(store, KEY, 1_000, time.localClock(), {}, () => 0.5, false)
   const put = (token: number) =>
     store.memory.putRaw(KEY, JSON.stringify({ v: 1, token, expires_at: 0, owner: 'someone' }))
   const record = (token: number): LockRecord => ({ v: 1, token, expires_at: 0, owner: 'us' })
@@ -54,7 +54,7 @@ describe('what the session remembers', () => {
     expect(session.lastWrite).toBeUndefined()
   })
 
-  it('never lowers its token floor for a write of ours, except for a reset back to the clock', () => {
+  it('never lowers its token floor for a write of ours, except for a reset (back to the clock)', () => {
     const { session, record } = setup()
     session.remember(record(9), 'e1')
     session.remember(record(5), 'e2')
