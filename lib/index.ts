@@ -6,7 +6,6 @@
 export { SingletonMetric, type SingletonScheduleEvent } from './config.js'
 export type { BackoffOptions } from './core/backoff.js'
 export type { Clock } from './core/clock.js'
-export type { RetryOptions } from './core/context.js'
 export {
   ConfigurationReason,
   ConflictReason,
@@ -38,6 +37,7 @@ export type { ResetOptions } from './core/operator.js'
 export type { JsonValue, LockRecord } from './core/record.js'
 export type { ExclusiveRoutine, RunExclusiveOptions, RunResult } from './core/run.js'
 export type { LockStore } from './core/store.js'
+export type { RetryOptions } from './core/store-session.js'
 export { withSingleton } from './lambda/with-singleton.js'
 export { LockHeldError } from './lifecycle/errors.js'
 export type {

@@ -1,4 +1,6 @@
+import type { Clock } from './clock.js'
 import type { ServerClock } from './server-clock.js'
+import type { LockStore } from './store.js'
 
 /**
  * Probes spent on one turn of the store's second at most: they are spread across the window in
@@ -10,10 +12,21 @@ export const PROBES_PER_TICK = 40
  * loosened by the drift allowed since), and these probes are paid for every run they serve.
  */
 export const BACKGROUND_PROBES_PER_TICK = 8
+/** A probe sent while a lease is held waits this long for its answer at most: a later one says little. */
+const BACKGROUND_PROBE_TIMEOUT_MS = 1_000
 /** An estimate narrower than this many round trips is as sharp as probes can make it. */
 const SHARP_ROUND_TRIPS = 3
 /** ...or narrower than this (ms), whatever the round trip: a few ms of wait are not worth requests. */
 const SHARP_MS = 8
+
+/** When the next probe is due, and the pace it keeps for its turn of the second. */
+export interface ProbePlan {
+  /** Local time (epoch ms) to send it. */
+  readonly at: number
+  /** The turn of the store's second it is for (store time), and the spacing kept for that turn. */
+  readonly tick: number
+  readonly spacingMs: number
+}
 
 /**
  * When to ask the store the time next, so that its answer lands close after a turn of its
@@ -29,15 +42,6 @@ const SHARP_MS = 8
  * an answer that still shows the old second moves the window's start past its sending, and the
  * first that shows the new one closes it. Locks sharing the estimate share one pace.
  */
-/** When the next probe is due, and the pace it keeps for its turn of the second. */
-export interface ProbePlan {
-  /** Local time (epoch ms) to send it. */
-  readonly at: number
-  /** The turn of the store's second it is for (store time), and the spacing kept for that turn. */
-  readonly tick: number
-  readonly spacingMs: number
-}
-
 export function nextProbeAt(
   clock: ServerClock,
   now: number,
@@ -66,4 +70,65 @@ export function probeSent(clock: ServerClock, plan: ProbePlan, sentAt: number): 
   pace.tick = plan.tick
   pace.spacingMs = plan.spacingMs
   pace.lastAt = sentAt
+}
+
+/** Asks the store the time for one lock, when the plans above say it is worth a request. */
+export class ClockProber {
+  constructor(
+    private readonly store: LockStore,
+    private readonly key: string,
+    private readonly clock: Clock,
+    private readonly serverClock: ServerClock,
+  ) {}
+
+  /**
+   * Keeps the estimate narrow while a lease is held (until local time `until`, or until the
+   * returned function is called): when a turn of the store's second falls within the lease and
+   * the estimate has loosened since it was narrowed, a few probes find the turn again. The work
+   * runs anyway, so they cost requests, not time; a job at a cron's fixed phase that lasts a
+   * second or more keeps its estimate as narrow as its first run made it.
+   */
+  narrowWhileHeld(until: number): () => void {
+    let stopped = false
+    let cancel = (): void => {}
+    const plan = (): void => {
+      const now = this.clock.now()
+      const probe = stopped
+        ? undefined
+        : nextProbeAt(this.serverClock, now, until, BACKGROUND_PROBES_PER_TICK)
+      if (probe === undefined) return
+      cancel = this.clock.schedule(probe.at - now, () => {
+        const giveUpAt = Math.min(until, this.clock.now() + BACKGROUND_PROBE_TIMEOUT_MS)
+        if (!stopped) void this.probe(probe, giveUpAt).then(plan)
+      })
+    }
+    plan()
+    return () => {
+      stopped = true
+      cancel()
+    }
+  }
+
+  /**
+   * Asks the store the time, as `plan` said, to narrow the estimate; given up at local time
+   * `until` (when the wait it serves would be over anyway). Never fails: the wait ends by the
+   * clock without it.
+   */
+  async probe(plan: ProbePlan, until: number): Promise<void> {
+    const sentAt = this.clock.now()
+    probeSent(this.serverClock, plan, sentAt)
+    const giveUp = new AbortController()
+    const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
+    try {
+      const options = { signal: giveUp.signal }
+      const serverDate = this.store.probeDate
+        ? await this.store.probeDate(this.key, options)
+        : (await this.store.read(this.key, options)).serverDate
+      this.serverClock.observe(serverDate, sentAt, this.clock.now())
+    } catch {
+      // A probe only sharpens the estimate.
+    } finally {
+      cancel()
+    }
+  }
 }

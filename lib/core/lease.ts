@@ -1,4 +1,3 @@
-import type { LockContext } from './context.js'
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
 import {
   type JsonValue,
@@ -9,6 +8,7 @@ import {
   serializeRecord,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
+import type { StoreSession } from './store-session.js'
 
 /**
  * Fields a holder may set on the record when it writes. The record carries two kinds of memory:
@@ -54,16 +54,12 @@ export class Lease {
   readonly #controller = new AbortController()
   #queue: Promise<unknown> = Promise.resolve()
   #cancelWatchdog: () => void = () => {}
+  readonly #session: StoreSession
 
   /** @internal Made by `Lock.tryAcquire`. */
-  constructor(
-    private readonly context: LockContext,
-    record: LockRecord,
-    etag: string,
-    deadline: number,
-    ttlMs: number,
-  ) {
-    this.key = context.key
+  constructor(session: StoreSession, record: LockRecord, etag: string, deadline: number, ttlMs: number) {
+    this.#session = session
+    this.key = session.key
     this.token = record.token
     this.owner = record.owner
     this.#record = record
@@ -83,7 +79,7 @@ export class Lease {
 
   /** Milliseconds left before `expiresAt` (negative once past). */
   get remainingMs(): number {
-    return this.#deadline - this.context.clock.now()
+    return this.#deadline - this.#session.clock.now()
   }
 
   /** The record as we last wrote it. */
@@ -124,7 +120,7 @@ export class Lease {
 
   /** Extends the lease to `ttlMs` from now. Rejects `LockLostError` when it was taken over. */
   renew(ttlMs: number = this.#ttlMs, patch: RecordPatch = {}): Promise<void> {
-    if (!Number.isFinite(ttlMs) || ttlMs <= this.context.marginMs) {
+    if (!Number.isFinite(ttlMs) || ttlMs <= this.#session.marginMs) {
       return Promise.reject(
         new LockOptionsError(`ttlMs must be a finite number above the clock-skew margin, got ${ttlMs}`, {
           key: this.key,
@@ -133,11 +129,11 @@ export class Lease {
     }
     return this.#serialized(async () => {
       this.#assertHeld()
-      const timing = this.context.leaseFor(ttlMs)
-      const record = this.#patched(patch, { expires_at: timing.expires_at, ttl_ms: ttlMs })
-      await this.#write(record, Math.max(this.#deadline, this.context.clock.now()))
+      const term = this.#session.termFor(ttlMs)
+      const record = this.#patched(patch, { expires_at: term.expires_at, ttl_ms: ttlMs })
+      await this.#write(record, Math.max(this.#deadline, this.#session.clock.now()))
       // Counted from before the write was sent, like expires_at.
-      this.#deadline = timing.deadline
+      this.#deadline = term.deadline
       this.#ttlMs = ttlMs
       this.#armWatchdog()
     })
@@ -164,7 +160,7 @@ export class Lease {
   #update(patch: RecordPatch): Promise<void> {
     return this.#serialized(async () => {
       this.#assertHeld()
-      await this.#write(this.#patched(patch, {}), Math.max(this.#deadline, this.context.clock.now()))
+      await this.#write(this.#patched(patch, {}), Math.max(this.#deadline, this.#session.clock.now()))
     })
   }
 
@@ -179,7 +175,7 @@ export class Lease {
       if (this.#status === LeaseStatus.Released) return
       if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs()
       this.#assertHeld()
-      const budget = Math.max(this.#deadline, this.context.clock.now() + MIN_RELEASE_BUDGET_MS)
+      const budget = Math.max(this.#deadline, this.#session.clock.now() + MIN_RELEASE_BUDGET_MS)
       await this.#write(this.#patched(patch, { expires_at: 0 }), budget)
       this.#status = LeaseStatus.Released
       this.#cancelWatchdog()
@@ -193,9 +189,9 @@ export class Lease {
    */
   async #freeIfStillOurs(): Promise<void> {
     const record = this.#patched({}, { expires_at: 0 })
-    const deadline = this.context.clock.now() + MIN_RELEASE_BUDGET_MS
-    const result = await this.context.write(serializeRecord(record), this.#etag, deadline).catch(() => null)
-    if (result?.status === WriteStatus.Written) this.context.remember(record, result.etag)
+    const deadline = this.#session.clock.now() + MIN_RELEASE_BUDGET_MS
+    const result = await this.#session.write(serializeRecord(record), this.#etag, deadline).catch(() => null)
+    if (result?.status === WriteStatus.Written) this.#session.remember(record, result.etag)
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
@@ -240,9 +236,9 @@ export class Lease {
     for (let conflicts = 0; ; conflicts++) {
       let result: WriteResult
       try {
-        result = await this.context.write(body, this.#etag, budgetDeadline)
+        result = await this.#session.write(body, this.#etag, budgetDeadline)
       } catch (error) {
-        if (this.context.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
+        if (this.#session.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
           throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)
         }
         throw error
@@ -253,25 +249,28 @@ export class Lease {
         case WriteStatus.Written:
           this.#record = record
           this.#etag = result.etag
-          this.context.remember(record, result.etag)
+          this.#session.remember(record, result.etag)
           return
         case WriteStatus.Absent:
           throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
         case WriteStatus.PreconditionFailed: {
           // Some engines (Ceph) answer a missing object's If-Match with 412 rather than 404.
-          const current = await this.context.read(this.context.clock.now() + 1_000).catch(() => null)
+          const current = await this.#session.read(this.#session.clock.now() + 1_000).then(
+            (found) => found.snapshot,
+            () => null,
+          )
           if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
           throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
         }
         case WriteStatus.Conflict: {
           // Someone else's conditional write was in flight. If it did not land, ours may.
-          const current = await this.context.read(budgetDeadline)
+          const { snapshot: current } = await this.#session.read(budgetDeadline)
           if (current?.etag !== this.#etag) {
             throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
           }
           // Each conflict is someone else's write in flight: try again while time is left.
-          await this.context.pause(conflicts, undefined, budgetDeadline)
-          if (this.context.clock.now() >= budgetDeadline) {
+          await this.#session.pause(conflicts, undefined, budgetDeadline)
+          if (this.#session.clock.now() >= budgetDeadline) {
             throw new LockStoreError(
               `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,
               { key: this.key, retryable: true },
@@ -298,7 +297,7 @@ export class Lease {
     this.#status = LeaseStatus.Lost
     this.#lostError = error
     this.#cancelWatchdog()
-    if (this.context.lastWrite?.etag === this.#etag) this.context.lastWrite = undefined
+    this.#session.forget(this.#etag)
     this.#controller.abort(error)
     return error
   }
@@ -309,13 +308,13 @@ export class Lease {
    */
   #armWatchdog(): void {
     this.#cancelWatchdog()
-    const cancelTimer = this.context.clock.schedule(this.remainingMs, () => {
+    const cancelTimer = this.#session.clock.schedule(this.remainingMs, () => {
       if (this.#status !== LeaseStatus.Held) return
       // Timers may fire a fraction of a millisecond early: the lease is over only at its end.
       if (this.remainingMs > 0) return this.#armWatchdog()
       this.#lose(LostReason.Expired, 'it expired before it was renewed')
     })
-    const stopNarrowing = this.context.narrowWhileHeld(this.#deadline)
+    const stopNarrowing = this.#session.narrowWhileHeld(this.#deadline)
     this.#cancelWatchdog = () => {
       cancelTimer()
       stopNarrowing()

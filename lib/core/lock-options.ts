@@ -1,10 +1,10 @@
 import type { BackoffOptions } from './backoff.js'
 import type { Clock } from './clock.js'
-import type { RetryOptions } from './context.js'
 import { type ConflictReason, LockOptionsError } from './errors.js'
 import type { Lease } from './lease.js'
 import type { LockRecord } from './record.js'
 import type { LockStore } from './store.js'
+import type { RetryOptions } from './store-session.js'
 
 /** What a `Lock` is made with, what its calls take, and what they answer. */
 

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
-import { type LeaseTiming, LockContext, type Snapshot } from './context.js'
 import { WaitDeadline } from './deadline.js'
 import {
   ConflictReason,
@@ -28,8 +27,8 @@ import { forceRelease, type ResetOptions, reset } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
-import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
-import { tokenAfter } from './token.js'
+import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, type LeaseTerm, validateTiming } from './timing.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
@@ -46,7 +45,7 @@ export class Lock {
   readonly owner: string
   readonly ttlMs: number
   readonly clockSkewMarginMs: number
-  #context: LockContext
+  readonly #session: StoreSession
   /** Leases this instance handed out, so it never takes one over from itself while it is live. */
   readonly #issued = new Set<Lease>()
 
@@ -57,7 +56,7 @@ export class Lock {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'Lock', this.key)
-    this.#context = new LockContext(
+    this.#session = new StoreSession(
       options.store,
       this.key,
       this.clockSkewMarginMs,
@@ -70,7 +69,7 @@ export class Lock {
 
   /** The local clock this lock judges time with. */
   get clock(): Clock {
-    return this.#context.clock
+    return this.#session.clock
   }
 
   /**
@@ -82,7 +81,7 @@ export class Lock {
     const { waitMs = 0, holdUntil } = options
     validateTiming({ waitMs }, 'tryAcquire', this.key)
     this.#validateAcquisition(options)
-    const clock = this.#context.clock
+    const clock = this.#session.clock
     // No point waiting for a lease that would be over by the time we got it.
     const waitFor = holdUntil === undefined ? waitMs : Math.min(waitMs, holdUntil - clock.now())
     if (waitFor <= 0) return this.#attemptOnce(options)
@@ -96,7 +95,7 @@ export class Lock {
         if (last.status !== AcquireStatus.Held) return last
         const pause = Math.min(
           wait.endsAt - clock.now(),
-          backoffDelay(attempt, backoff, this.#context.random),
+          backoffDelay(attempt, backoff, this.#session.random),
         )
         await clock.sleep(Math.max(0, pause), wait.signal)
         // Out of time, though the wait's own timer may not have fired yet: a try now would be cut
@@ -125,13 +124,13 @@ export class Lock {
    * and full jitter between tries. Rejects `LockTimeoutError` (naming the holder) when the wait runs out.
    */
   async acquire(options: AcquireOptions): Promise<Lease> {
-    const startedAt = this.#context.clock.now()
+    const startedAt = this.#session.clock.now()
     const result = await this.tryAcquire(options)
     if (result.status === AcquireStatus.Acquired) return result.lease
     const holder = result.status === AcquireStatus.Held ? result.holder : result.record
     throw new LockTimeoutError(
       `Lock "${this.key}" still held by ${holder.owner} after waiting ${options.waitMs} ms`,
-      { key: this.key, waitedMs: this.#context.clock.now() - startedAt, holder },
+      { key: this.key, waitedMs: this.#session.clock.now() - startedAt, holder },
     )
   }
 
@@ -150,7 +149,7 @@ export class Lock {
     if (holdUntil === undefined) {
       const ttlMs = options.ttlMs ?? this.ttlMs
       validateTiming({ ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'tryAcquire', this.key)
-    } else if (!Number.isFinite(holdUntil) || holdUntil <= this.#context.clock.now()) {
+    } else if (!Number.isFinite(holdUntil) || holdUntil <= this.#session.clock.now()) {
       throw new LockOptionsError(`holdUntil must be a time to come (epoch ms), got ${holdUntil}`, {
         key: this.key,
       })
@@ -160,56 +159,44 @@ export class Lock {
 
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
   async #attemptOnce(options: TryAcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
-    const context = this.#context
+    const session = this.#session
     const { signal, holdUntil } = options
     const ttlMs = options.ttlMs ?? this.ttlMs
     const owner = options.owner ?? this.owner
-    const leaseEnd = holdUntil ?? context.clock.now() + ttlMs - this.clockSkewMarginMs
+    const leaseEnd = holdUntil ?? session.clock.now() + ttlMs - this.clockSkewMarginMs
     const budget = Math.min(leaseEnd, endsAt)
 
-    // The instant take-over by a matching owner is for a run that crashed, not for one that is
-    // still running here: while such a lease is live, the lock is held, even for us.
-    for (const lease of this.#issued) {
-      // Stryker disable next-line CallExpression: a finished lease is passed over either way; forgetting it only frees memory
-      if (lease.isReleased || lease.isLost || lease.remainingMs <= 0) this.#issued.delete(lease)
-      else if (lease.owner === owner) return { status: AcquireStatus.Held, holder: lease.record }
-    }
+    const live = this.#liveLeaseOf(owner)
+    if (live) return { status: AcquireStatus.Held, holder: live.record }
 
-    // Our own last write is a snapshot we can trust until someone else writes: when it released
-    // the lock (or names this very owner), try the write blind, without reading first.
-    const last = context.lastWrite
-    const cached = last && (last.record.expires_at === 0 || last.record.owner === owner) ? last : undefined
-    let fromCache = cached !== undefined
-    let snapshot: Snapshot | undefined = cached
-      ? { ...cached, serverLower: Number.NEGATIVE_INFINITY }
-      : await context.read(budget, signal)
+    let cached = this.#blindStartFor(owner)
+    let found = cached
+      ? foundIn({ ...cached, serverLower: Number.NEGATIVE_INFINITY })
+      : await session.read(budget, signal)
 
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
+      const { snapshot } = found
       if (snapshot && options.skipIf?.(snapshot.record)) {
         return { status: AcquireStatus.Skipped, record: snapshot.record }
       }
-      if (snapshot && !fromCache && !context.isFree(snapshot) && snapshot.record.owner !== owner) {
+      if (snapshot && !cached && !session.isFree(snapshot) && snapshot.record.owner !== owner) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      const token = this.#nextToken(snapshot)
-      const timing =
-        holdUntil === undefined ? context.leaseFromToken(token, ttlMs) : context.leaseUntil(holdUntil)
-      const record = this.#acquisitionRecord(snapshot, owner, token, timing)
-      const result = await context.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
+      const token = session.nextToken(snapshot?.record.token)
+      const term =
+        holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
+      const record = this.#acquisitionRecord(snapshot, owner, token, term)
+      const result = await session.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
-        case WriteStatus.Written: {
-          context.remember(record, result.etag)
-          await context.awaitToken(record.token)
-          // The lease starts now, with the store's clock at its token: its end by what we know now.
-          const deadline = holdUntil ?? context.deadlineOf(record.expires_at)
-          const lease = new Lease(context, record, result.etag, deadline, timing.ttlMs)
-          this.#issued.add(lease)
-          return { status: AcquireStatus.Acquired, lease }
-        }
+        case WriteStatus.Written:
+          return {
+            status: AcquireStatus.Acquired,
+            lease: await this.#handOut(record, result.etag, term, holdUntil),
+          }
         case WriteStatus.PreconditionFailed:
-          if (!snapshot && context.lastAbsenceUnconfirmed) {
+          if (!snapshot && found.unconfirmedAbsence) {
             deniedOnce = true
             break // it exists after all: read it
           }
@@ -219,22 +206,17 @@ export class Lock {
           // winner has already released it.
           break
         case WriteStatus.Conflict:
-          await context.pause(round, signal)
+          await session.pause(round, signal)
           break
         // Stryker disable next-line ConditionalExpression: with no case matched, the switch falls through to the same re-read
         case WriteStatus.Absent:
           break // the object vanished under an If-Match: read again, then create
       }
-      if (fromCache) context.lastWrite = undefined
-      fromCache = false
+      if (cached) session.forget(cached.etag)
+      cached = undefined
       // A write that failed ambiguously was settled by a read: it shows what is there now.
-      snapshot = result.current ?? (await context.read(budget, signal))
-      if (deniedOnce && !snapshot && context.lastAbsenceUnconfirmed) {
-        throw new LockStoreError(
-          `Lock "${this.key}": the lock object exists but may not be read (s3:GetObject)`,
-          { key: this.key, retryable: false },
-        )
-      }
+      found = result.current ? foundIn(result.current) : await session.read(budget, signal)
+      if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
     }
     throw new LockStoreError(`Lock "${this.key}": still contended after ${MAX_ROUNDS} rounds`, {
       key: this.key,
@@ -243,39 +225,71 @@ export class Lock {
   }
 
   /**
+   * Our own last write, when an attempt by `owner` may write over it blind, without reading
+   * first: it is a snapshot we can trust until someone else writes, and it released the lock
+   * or names this very owner.
+   */
+  #blindStartFor(owner: string): OwnWrite | undefined {
+    const last = this.#session.lastWrite
+    return last && (last.record.expires_at === 0 || last.record.owner === owner) ? last : undefined
+  }
+
+  /**
+   * A lease this instance handed out to `owner` that is still live. The instant take-over by a
+   * matching owner is for a run that crashed, not for one that is still running here: while such
+   * a lease is live, the lock is held, even for us.
+   */
+  #liveLeaseOf(owner: string): Lease | undefined {
+    for (const lease of this.#issued) {
+      // Stryker disable next-line CallExpression: a finished lease is passed over either way; forgetting it only frees memory
+      if (lease.isReleased || lease.isLost || lease.remainingMs <= 0) this.#issued.delete(lease)
+      else if (lease.owner === owner) return lease
+    }
+    return undefined
+  }
+
+  /** The lease of `record`, once written (as `etag`): handed out when the store's clock has passed its token. */
+  async #handOut(
+    record: LockRecord,
+    etag: string,
+    term: LeaseTerm,
+    holdUntil: number | undefined,
+  ): Promise<Lease> {
+    const session = this.#session
+    session.remember(record, etag)
+    await session.awaitToken(record.token)
+    // The lease starts now, with the store's clock at its token: its end by what we know now.
+    const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
+    const lease = new Lease(session, record, etag, deadline, term.ttlMs)
+    this.#issued.add(lease)
+    return lease
+  }
+
+  /**
    * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
-   * was there, with `token` and the lease of `timing`.
+   * was there, with `token` and the lease of `term`.
    */
   #acquisitionRecord(
     snapshot: Snapshot | undefined,
     owner: string,
     token: number,
-    timing: LeaseTiming,
+    term: LeaseTerm,
   ): LockRecord {
     return {
       ...snapshot?.record,
       v: RECORD_VERSION,
       token,
       run: nextRun(snapshot?.record),
-      expires_at: timing.expires_at,
+      expires_at: term.expires_at,
       owner,
-      acquired_at: Math.round(timing.serverNow) / 1000,
-      ttl_ms: timing.ttlMs,
+      acquired_at: Math.round(term.serverNow) / 1000,
+      ttl_ms: term.ttlMs,
     }
-  }
-
-  /**
-   * The token an acquisition over `snapshot` takes. Throws `LockConflictError`
-   * (`tokens-exhausted`, `record-ahead-of-clock`: see `tokenAfter`) before anything is written.
-   */
-  #nextToken(snapshot: Snapshot | undefined): number {
-    const highest = Math.max(snapshot?.record.token ?? 0, this.#context.highestToken)
-    return tokenAfter(highest, this.#context.serverTime(), this.key)
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */
   async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
-    const snapshot = await this.#context.read(this.#context.clock.now() + READ_BUDGET_MS, options.signal)
+    const { snapshot } = await this.#session.read(this.#session.clock.now() + READ_BUDGET_MS, options.signal)
     if (!snapshot) return null
     const { record, etag } = snapshot
     const blocked = this.#blockedBy(snapshot)
@@ -284,7 +298,7 @@ export class Lock {
       ...(record.run !== undefined && { run: record.run }),
       expiresAt: new Date(record.expires_at * 1000),
       owner: record.owner,
-      held: !this.#context.isFree(snapshot),
+      held: !this.#session.isFree(snapshot),
       ...(blocked && { blocked }),
       etag,
       record,
@@ -295,12 +309,12 @@ export class Lock {
   #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
     let next: LockRecord
     try {
-      const token = this.#nextToken(snapshot)
+      const token = this.#session.nextToken(snapshot.record.token)
       next = this.#acquisitionRecord(
         snapshot,
         this.owner,
         token,
-        this.#context.leaseFromToken(token, this.ttlMs),
+        this.#session.termFromToken(token, this.ttlMs),
       )
     } catch (error) {
       if (
@@ -324,7 +338,7 @@ export class Lock {
    * `tokens-exhausted`, `record-ahead-of-clock`.
    */
   forceRelease(): Promise<LockRecord | null> {
-    return forceRelease(this.#context, this.owner)
+    return forceRelease(this.#session, this.owner)
   }
 
   /**
@@ -337,6 +351,19 @@ export class Lock {
    * object's if need be: the repair of `record-ahead-of-clock` and `tokens-exhausted`.
    */
   reset(options: ResetOptions): Promise<LockRecord> {
-    return reset(this.#context, this.owner, options)
+    return reset(this.#session, this.owner, options)
   }
+}
+
+/** A snapshot known without a read (our own write, or a settle read's), as a read would report it. */
+function foundIn(snapshot: Snapshot): ReadOutcome {
+  return { snapshot, unconfirmedAbsence: false }
+}
+
+/** A lock object that a create finds and a read cannot see: the reader lacks s3:GetObject. */
+function unreadable(key: string): LockStoreError {
+  return new LockStoreError(`Lock "${key}": the lock object exists but may not be read (s3:GetObject)`, {
+    key,
+    retryable: false,
+  })
 }

@@ -1,8 +1,9 @@
-import type { LockContext } from './context.js'
 import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
 import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
+import type { StoreSession } from './store-session.js'
+import { isFreeToTake } from './timing.js'
 import { isAheadOfClock, tokenAfter } from './token.js'
 
 /** Budget for store retries of an operator's call. */
@@ -12,31 +13,27 @@ const OPERATOR_BUDGET_MS = 10_000
  * Frees the lock now with a higher token, so the stuck holder is fenced off. `null` when there is
  * no object. Throws `LockConflictError` for a token no acquisition could follow (`tokenAfter`).
  */
-export async function forceRelease(context: LockContext, operator: string): Promise<LockRecord | null> {
-  const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
+export async function forceRelease(session: StoreSession, operator: string): Promise<LockRecord | null> {
+  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
   if (!snapshot) return null
   const record: LockRecord = {
     ...snapshot.record,
-    token: tokenAfter(
-      Math.max(snapshot.record.token, context.highestToken),
-      context.serverTime(),
-      context.key,
-    ),
+    token: session.nextToken(snapshot.record.token),
     expires_at: 0,
     owner: `force-released by ${operator}`,
   }
-  const result = await context.write(
+  const result = await session.write(
     serializeRecord(record),
     snapshot.etag,
-    context.clock.now() + OPERATOR_BUDGET_MS,
+    session.clock.now() + OPERATOR_BUDGET_MS,
   )
   if (result.status !== WriteStatus.Written) {
     throw new LockConflictError(
-      `Lock "${context.key}" changed while being released (${result.status}); nothing was written, try again`,
-      { key: context.key, reason: ConflictReason.Changed },
+      `Lock "${session.key}" changed while being released (${result.status}); nothing was written, try again`,
+      { key: session.key, reason: ConflictReason.Changed },
     )
   }
-  context.remember(record, result.etag)
+  session.remember(record, result.etag)
   return record
 }
 
@@ -69,21 +66,17 @@ export interface ResetOptions {
  * valid or not, shows; never replaces what it cannot prove released or expired unless forced.
  */
 export async function reset(
-  context: LockContext,
+  session: StoreSession,
   operator: string,
   options: ResetOptions,
 ): Promise<LockRecord> {
-  const { key } = context
+  const { key } = session
   const { token: given, backToClock = false, force = false } = options
   if (backToClock === (given !== undefined)) {
     throw new LockOptionsError('reset takes either a token or backToClock, not both nor neither', { key })
   }
-  if (given !== undefined) assertGivenToken(context, given)
-  const sentAt = context.clock.now()
-  const current = await context.store.read(key)
-  const receivedAt = context.clock.now()
-  context.serverClock.observe(current.serverDate, sentAt, receivedAt)
-  const server = context.serverTime(receivedAt)
+  if (given !== undefined) assertGivenToken(session, given)
+  const { current, server } = await session.peek()
   const token = given ?? tokenAfter(0, server, key)
   if (isAheadOfClock(token, server)) {
     // The clock floor could not cover it: a deletion would let the next token fall below it.
@@ -97,26 +90,23 @@ export async function reset(
     // Forced, whether it has expired does not matter: no clock is needed to say so.
     const serverLower = force ? Number.NEGATIVE_INFINITY : server.lower
     // Back to the clock lowers the token on purpose: only whether it may be held is checked.
-    assertResettable(context, { ...current, serverLower }, backToClock ? undefined : token, force)
+    assertResettable(session, { ...current, serverLower }, backToClock ? undefined : token, force)
   }
   const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }
   const body = serializeRecord(record)
-  const result =
-    current.status === ReadStatus.Found
-      ? await context.store.replace(key, body, current.etag)
-      : await context.store.create(key, body)
+  const result = await session.writeOnce(body, current.status === ReadStatus.Found ? current.etag : null)
   if (result.status !== WriteStatus.Written) {
     throw refused(key, `the lock object changed while being reset (${result.status})`, ConflictReason.Changed)
   }
-  context.remember(record, result.etag)
-  // This lock follows the clock again, not the token it saw before.
-  if (backToClock) context.highestToken = record.token
+  // Its token is the floor from now on: above every token seen (a given one must be), or back
+  // to the clock, where this lock follows the clock again, not the tokens it saw before.
+  session.rememberReset(record, result.etag)
   return record
 }
 
 /** Throws unless `token` is one reset may write, before anything is sent. */
-function assertGivenToken(context: LockContext, token: number): void {
-  const { key } = context
+function assertGivenToken(session: StoreSession, token: number): void {
+  const { key } = session
   // The largest safe integer would leave the lock nothing to hand out above it.
   if (!Number.isSafeInteger(token) || token < 0 || token >= Number.MAX_SAFE_INTEGER) {
     throw new LockOptionsError(
@@ -124,10 +114,10 @@ function assertGivenToken(context: LockContext, token: number): void {
       { key },
     )
   }
-  if (token <= context.highestToken) {
+  if (token <= session.highestToken) {
     throw refused(
       key,
-      `reset token ${token} must be above ${context.highestToken}, already handed out`,
+      `reset token ${token} must be above ${session.highestToken}, already handed out`,
       ConflictReason.TokenTooLow,
     )
   }
@@ -140,12 +130,12 @@ function assertGivenToken(context: LockContext, token: number): void {
  * numeric one, else nothing.
  */
 function assertResettable(
-  context: LockContext,
+  session: StoreSession,
   found: { body: string; etag: string; serverLower: number },
   token: number | undefined,
   force: boolean,
 ): void {
-  const { key } = context
+  const { key } = session
   const record = validRecordIn(found, key)
   // Not a valid record: exactly what reset is for, but it may still be a live lease.
   const shown = record ? { token: record.token, expiresAt: record.expires_at } : salvage(found.body)
@@ -158,7 +148,7 @@ function assertResettable(
       ConflictReason.TokenTooLow,
     )
   }
-  if (force || isOver(context, shown.expiresAt, found)) return
+  if (force || isOver(shown.expiresAt, found.serverLower, session.marginMs)) return
   const expiry = `expires_at ${JSON.stringify(shown.expiresAt ?? null)}`
   throw refused(
     key,
@@ -178,14 +168,8 @@ function validRecordIn(found: { body: string; etag: string }, key: string): Lock
 }
 
 /** Whether a lease ending at `expiresAt` (seconds, 0 once released) is over for every contender. */
-function isOver(
-  context: LockContext,
-  expiresAt: number | undefined,
-  found: { etag: string; serverLower: number },
-): boolean {
-  if (expiresAt === undefined) return false
-  const record: LockRecord = { v: RECORD_VERSION, token: 0, owner: '', expires_at: expiresAt }
-  return context.isFree({ record, etag: found.etag, serverLower: found.serverLower })
+function isOver(expiresAt: number | undefined, serverLower: number, marginMs: number): boolean {
+  return expiresAt !== undefined && isFreeToTake(expiresAt, serverLower, marginMs)
 }
 
 function refused(key: string, message: string, reason: ConflictReason): LockConflictError {

@@ -1,4 +1,5 @@
 import { LockOptionsError } from './errors.js'
+import type { ServerTime } from './server-clock.js'
 
 /** Lease length when none is given. */
 export const DEFAULT_TTL_MS = 60_000
@@ -9,7 +10,10 @@ export const MAX_TTL_MS = 7 * 24 * 3_600_000
 /** Clocks that disagree by more than this are broken, not skewed. */
 export const MAX_CLOCK_SKEW_MARGIN_MS = 10 * 60_000
 
-/** The timing of a lease, as asked for by any caller (core, lifecycle, adapters, CLI). */
+/**
+ * The timing of a lease, as asked for by any caller (core, lifecycle, adapters, CLI). What a
+ * write makes of it, against the store's clock, is a `LeaseTerm`.
+ */
 export interface LeaseTiming {
   readonly ttlMs?: number
   readonly clockSkewMarginMs?: number
@@ -71,4 +75,83 @@ export function minTtlForDefaultHeartbeat(margin: number): number {
   let ttlMs = Math.max(3, Math.floor(margin * 1.5) - 2)
   while (!(defaultHeartbeatMs(ttlMs) > 0 && defaultHeartbeatMs(ttlMs) < ttlMs - margin)) ttlMs++
   return ttlMs
+}
+
+/** A lease as one write sets it: what its record says, and when its holder stops. */
+export interface LeaseTerm {
+  /** What the record says: seconds since the epoch by the store's clock. */
+  readonly expires_at: number
+  /** When the holder must consider it over, by the local clock (epoch ms). */
+  readonly deadline: number
+  /** The store's time now, as best we know it (epoch ms). */
+  readonly serverNow: number
+  /** The lease's length, as recorded (`ttl_ms`) and renewed by default. */
+  readonly ttlMs: number
+}
+
+// The lease arithmetic below takes `now`, the local time (epoch ms), and `server`, what we know
+// of the store's clock at `now`: pure, so that every rule about when a lease ends is in one place.
+
+/**
+ * Whether a lease ending at `expiresAt` (seconds; 0 once released) is free to take for a
+ * contender that knows the store's clock read at least `serverLower`: released, or expired by
+ * the store's clock even if our clock ran late by the margin.
+ */
+export function isFreeToTake(expiresAt: number, serverLower: number, marginMs: number): boolean {
+  return expiresAt === 0 || serverLower > expiresAt * 1000 + marginMs
+}
+
+/**
+ * A lease of `ttlMs` from `now`. The record's `expires_at` is stamped from our best guess of the
+ * store's clock (the middle of what we know of it), so that the lock frees neither late nor
+ * early on average; the holder gives up its lease the margin, plus however far that guess may
+ * be off, before then. So by the store's clock a holder is done by `expires_at - margin`,
+ * whatever our guess, and contenders wait until `expires_at + margin`.
+ */
+export function leaseTermFor(ttlMs: number, now: number, server: ServerTime, marginMs: number): LeaseTerm {
+  return {
+    expires_at: Math.ceil(server.mid + ttlMs) / 1000,
+    deadline: Math.floor(now + ttlMs - marginMs - server.halfWidth),
+    serverNow: server.mid,
+    ttlMs,
+  }
+}
+
+/**
+ * A new lease of `ttlMs` that starts when the store's clock reaches its `token`: it is handed
+ * out only then, so the wait for the token does not spend it. Its `deadline` is what the
+ * estimate says at `now`; `holderDeadline` says it again once the wait is over.
+ */
+export function leaseTermFromToken(
+  token: number,
+  ttlMs: number,
+  now: number,
+  server: ServerTime,
+  marginMs: number,
+): LeaseTerm {
+  const expires_at = (token + ttlMs) / 1000
+  return {
+    expires_at,
+    deadline: holderDeadline(expires_at, now, server, marginMs),
+    serverNow: server.mid,
+    ttlMs,
+  }
+}
+
+/**
+ * A lease held until local time `until`, by a holder that is stopped by then anyway. Its
+ * `expires_at` is the latest the store's clock can read at `until`, so no contender takes it
+ * over before then, whatever our guess; the holder's own lease ends at `until`, no earlier.
+ */
+export function leaseTermUntil(until: number, now: number, server: ServerTime): LeaseTerm {
+  const ttlMs = Math.ceil(until - now + server.halfWidth)
+  return { expires_at: Math.ceil(server.mid + ttlMs) / 1000, deadline: until, serverNow: server.mid, ttlMs }
+}
+
+/**
+ * When a holder must consider a lease that expires at `expiresAt` (seconds) over, by the local
+ * clock: once the store's clock may have reached `expiresAt - margin`, however far our guess is off.
+ */
+export function holderDeadline(expiresAt: number, now: number, server: ServerTime, marginMs: number): number {
+  return Math.floor(now + expiresAt * 1000 - marginMs - server.upper)
 }

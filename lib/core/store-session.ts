@@ -1,6 +1,6 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
-import { BACKGROUND_PROBES_PER_TICK, nextProbeAt, type ProbePlan, probeSent } from './clock-probe.js'
+import { ClockProber, nextProbeAt } from './clock-probe.js'
 import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
@@ -12,10 +12,15 @@ import {
   type WriteResult,
   WriteStatus,
 } from './store.js'
-import { tokenWaitMs } from './token.js'
-
-/** A probe sent while a lease is held waits this long for its answer at most: a later one says little. */
-const BACKGROUND_PROBE_TIMEOUT_MS = 1_000
+import {
+  holderDeadline,
+  isFreeToTake,
+  type LeaseTerm,
+  leaseTermFor,
+  leaseTermFromToken,
+  leaseTermUntil,
+} from './timing.js'
+import { tokenAfter, tokenWaitMs } from './token.js'
 
 /** A settle read that failed: whether the write landed is not known. */
 const UNKNOWN = Symbol('unknown')
@@ -40,42 +45,86 @@ export interface Snapshot {
   readonly serverLower: number
 }
 
-/** A lease of some length, counted from now. */
-export interface LeaseTiming {
-  /** What the record says: seconds since the epoch by the store's clock. */
-  readonly expires_at: number
-  /** When the holder must consider it over, by the local clock (epoch ms). */
-  readonly deadline: number
-  /** The store's time now, as best we know it (epoch ms). */
-  readonly serverNow: number
-  /** The lease's length, as recorded (`ttl_ms`) and renewed by default. */
-  readonly ttlMs: number
+/** What a read found: the record, or none. */
+export interface ReadOutcome {
+  readonly snapshot: Snapshot | undefined
+  /** Nothing was found, but the store could not be sure there is nothing (see `ReadResult`). */
+  readonly unconfirmedAbsence: boolean
+}
+
+/** A write of ours that landed: while nobody else writes, it is what a read would find. */
+export interface OwnWrite {
+  readonly record: LockRecord
+  readonly etag: string
 }
 
 /**
- * Everything a lock and its leases share: the store, the clock estimate, the retry policy and
- * the cache of our own last write (which saves the read on a warm re-acquire).
+ * One lock's calls to its store, and what they taught: the estimate of the store's clock, the
+ * highest token seen, our own last write (which saves the read on a warm re-acquire). It does
+ * the I/O and keeps these to itself; the lease arithmetic is in `timing.ts`, the token rules in
+ * `token.ts`, the probes of the store's clock in `clock-probe.ts`.
  */
-export class LockContext {
+export class StoreSession {
+  readonly #store: LockStore
+  readonly #retry: RetryOptions
+  readonly #trustLocalClock: boolean
   /** What this process knows of the store's clock, shared with its other locks on the store. */
-  readonly serverClock: ServerClock
-  /** Our own last successful write: if nobody wrote since, a re-acquire needs no read. */
-  lastWrite: { readonly record: LockRecord; readonly etag: string } | undefined
-  /** Highest token ever seen here: a vanished object is recreated above it, never below. */
-  highestToken = 0
-  /** The last read found no object but could not be sure of it (see `ReadResult`). */
-  lastAbsenceUnconfirmed = false
+  readonly #serverClock: ServerClock
+  readonly #prober: ClockProber
+  #lastWrite: OwnWrite | undefined
+  /** A vanished object is recreated above it, never below. */
+  #highestToken = 0
 
   constructor(
-    readonly store: LockStore,
+    store: LockStore,
     readonly key: string,
     readonly marginMs: number,
     readonly clock: Clock,
-    readonly retry: RetryOptions,
+    retry: RetryOptions,
     readonly random: () => number,
-    readonly trustLocalClock = false,
+    trustLocalClock: boolean,
   ) {
-    this.serverClock = serverClockOf(store, clock)
+    this.#store = store
+    this.#retry = retry
+    this.#trustLocalClock = trustLocalClock
+    this.#serverClock = serverClockOf(store, clock)
+    this.#prober = new ClockProber(store, key, clock, this.#serverClock)
+  }
+
+  /** Our own last write, unless we found it written over since. */
+  get lastWrite(): OwnWrite | undefined {
+    return this.#lastWrite
+  }
+
+  /** The highest token seen here, in the object or in our own writes. */
+  get highestToken(): number {
+    return this.#highestToken
+  }
+
+  /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
+  remember(record: LockRecord, etag: string): void {
+    this.#lastWrite = { record, etag }
+    this.#highestToken = Math.max(this.#highestToken, record.token)
+  }
+
+  /** Records a reset of ours that landed: its token is the floor from now on, even below those seen. */
+  rememberReset(record: LockRecord, etag: string): void {
+    this.#lastWrite = { record, etag }
+    this.#highestToken = record.token
+  }
+
+  /** Our write `etag` was written over: a re-acquire must read first. */
+  forget(etag: string): void {
+    if (this.#lastWrite?.etag === etag) this.#lastWrite = undefined
+  }
+
+  /**
+   * The token to write over an object showing `seen`: above it and every token seen here, from
+   * the store's clock. Throws `LockConflictError` (`tokens-exhausted`, `record-ahead-of-clock`:
+   * see `tokenAfter`) before anything is written.
+   */
+  nextToken(seen = 0): number {
+    return tokenAfter(Math.max(seen, this.#highestToken), this.serverTime(), this.key)
   }
 
   /**
@@ -83,9 +132,9 @@ export class LockContext {
    * is nothing to judge leases by: `LockClockError`, unless told to trust the local clock.
    */
   serverTime(localTime: number = this.clock.now()): ServerTime {
-    const time = this.serverClock.at(localTime)
+    const time = this.#serverClock.at(localTime)
     if (time) return time
-    if (!this.trustLocalClock) {
+    if (!this.#trustLocalClock) {
       throw new LockClockError(
         `Lock "${this.key}": the store's answers carry no date, so there is no clock to judge leases by. ` +
           'Let the Date header through (a proxy may strip it), or pass trustLocalClock: true if every ' +
@@ -96,70 +145,33 @@ export class LockContext {
     return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
   }
 
-  /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
-  remember(record: LockRecord, etag: string): void {
-    this.lastWrite = { record, etag }
-    this.highestToken = Math.max(this.highestToken, record.token)
-  }
-
-  /** Free to take: released, or expired by the store's clock even if our clock ran late by the margin. */
+  /** Free to take (see `isFreeToTake`), judged by the store's clock when `snapshot` was read. */
   isFree(snapshot: Snapshot): boolean {
-    const { expires_at } = snapshot.record
-    return expires_at === 0 || snapshot.serverLower > expires_at * 1000 + this.marginMs
+    return isFreeToTake(snapshot.record.expires_at, snapshot.serverLower, this.marginMs)
   }
 
-  /**
-   * A lease of `ttlMs` from now. The record's `expires_at` is stamped from our best guess of the
-   * store's clock (the middle of what we know of it), so that the lock frees neither late nor
-   * early on average; the holder gives up its lease the margin, plus however far that guess may
-   * be off, before then. So by the store's clock a holder is done by `expires_at - margin`,
-   * whatever our guess, and contenders wait until `expires_at + margin`.
-   */
-  leaseFor(ttlMs: number): LeaseTiming {
+  /** A lease of `ttlMs` from now (see `leaseTermFor`). */
+  termFor(ttlMs: number): LeaseTerm {
     const now = this.clock.now()
-    const server = this.serverTime(now)
-    return {
-      expires_at: Math.ceil(server.mid + ttlMs) / 1000,
-      deadline: Math.floor(now + ttlMs - this.marginMs - server.halfWidth),
-      serverNow: server.mid,
-      ttlMs,
-    }
+    return leaseTermFor(ttlMs, now, this.serverTime(now), this.marginMs)
   }
 
-  /**
-   * A new lease of `ttlMs` that starts when the store's clock reaches its `token`: it is handed
-   * out only then (`awaitToken`), so the wait for the token does not spend it. Its `deadline` is
-   * what the estimate says now; `deadlineOf` says it again once the wait is over.
-   */
-  leaseFromToken(token: number, ttlMs: number): LeaseTiming {
+  /** A new lease of `ttlMs` that starts when the store's clock reaches `token` (`awaitToken`). */
+  termFromToken(token: number, ttlMs: number): LeaseTerm {
     const now = this.clock.now()
-    const expires_at = (token + ttlMs) / 1000
-    return {
-      expires_at,
-      deadline: this.deadlineOf(expires_at, now),
-      serverNow: this.serverTime(now).mid,
-      ttlMs,
-    }
+    return leaseTermFromToken(token, ttlMs, now, this.serverTime(now), this.marginMs)
   }
 
-  /**
-   * When a holder must consider a lease that expires at `expires_at` over, by the local clock:
-   * once the store's clock may have reached `expires_at - margin`, however far our guess is off.
-   */
-  deadlineOf(expires_at: number, now: number = this.clock.now()): number {
-    return Math.floor(now + expires_at * 1000 - this.marginMs - this.serverTime(now).upper)
-  }
-
-  /**
-   * A lease held until local time `until`, by a holder that is stopped by then anyway. Its
-   * `expires_at` is the latest the store's clock can read at `until`, so no contender takes it
-   * over before then, whatever our guess; the holder's own lease ends at `until`, no earlier.
-   */
-  leaseUntil(until: number): LeaseTiming {
+  /** A lease held until local time `until` (see `leaseTermUntil`). */
+  termUntil(until: number): LeaseTerm {
     const now = this.clock.now()
-    const server = this.serverTime(now)
-    const ttlMs = Math.ceil(until - now + server.halfWidth)
-    return { expires_at: Math.ceil(server.mid + ttlMs) / 1000, deadline: until, serverNow: server.mid, ttlMs }
+    return leaseTermUntil(until, now, this.serverTime(now))
+  }
+
+  /** When, by what we know now, a holder must consider a lease ending at `expiresAt` over. */
+  deadlineOf(expiresAt: number): number {
+    const now = this.clock.now()
+    return holderDeadline(expiresAt, now, this.serverTime(now), this.marginMs)
   }
 
   /**
@@ -175,87 +187,59 @@ export class LockContext {
       const now = this.clock.now()
       const wait = tokenWaitMs(token, this.serverTime(now))
       if (wait <= 0) return
-      const probe = nextProbeAt(this.serverClock, now, now + wait)
+      const probe = nextProbeAt(this.#serverClock, now, now + wait)
       if (probe === undefined) await this.clock.sleep(wait)
       else if (probe.at > now) await this.clock.sleep(probe.at - now)
-      else await this.#probe(probe, now + wait)
+      else await this.#prober.probe(probe, now + wait)
     }
   }
 
-  /**
-   * Keeps the estimate narrow while a lease is held (until local time `until`, or until the
-   * returned function is called): when a turn of the store's second falls within the lease and
-   * the estimate has loosened since it was narrowed, a few probes find the turn again. The work
-   * runs anyway, so they cost requests, not time; a job at a cron's fixed phase that lasts a
-   * second or more keeps its estimate as narrow as its first run made it.
-   */
+  /** Keeps the estimate narrow while a lease is held, until `until` or the call of what it returns. */
   narrowWhileHeld(until: number): () => void {
-    let stopped = false
-    let cancel = (): void => {}
-    const plan = (): void => {
-      const now = this.clock.now()
-      const probe = stopped
-        ? undefined
-        : nextProbeAt(this.serverClock, now, until, BACKGROUND_PROBES_PER_TICK)
-      if (probe === undefined) return
-      cancel = this.clock.schedule(probe.at - now, () => {
-        const giveUpAt = Math.min(until, this.clock.now() + BACKGROUND_PROBE_TIMEOUT_MS)
-        if (!stopped) void this.#probe(probe, giveUpAt).then(plan)
-      })
-    }
-    plan()
-    return () => {
-      stopped = true
-      cancel()
-    }
-  }
-
-  /**
-   * Asks the store the time, as `probe` planned, to narrow the estimate; given up at local time
-   * `until` (when the wait it serves would be over anyway). Never fails: the wait ends by the
-   * clock without it.
-   */
-  async #probe(probe: ProbePlan, until: number): Promise<void> {
-    const sentAt = this.clock.now()
-    probeSent(this.serverClock, probe, sentAt)
-    const giveUp = new AbortController()
-    const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
-    try {
-      const options = { signal: giveUp.signal }
-      const serverDate = this.store.probeDate
-        ? await this.store.probeDate(this.key, options)
-        : (await this.store.read(this.key, options)).serverDate
-      this.serverClock.observe(serverDate, sentAt, this.clock.now())
-    } catch {
-      // A probe only sharpens the estimate.
-    } finally {
-      cancel()
-    }
+    return this.#prober.narrowWhileHeld(until)
   }
 
   /** Waits before the next try of a contended call, never past local time `until`. */
   pause(attempt: number, signal?: AbortSignal, until = Number.POSITIVE_INFINITY): Promise<void> {
-    const delay = backoffDelay(attempt, this.retry, this.random)
+    const delay = backoffDelay(attempt, this.#retry, this.random)
     return this.clock.sleep(Math.max(0, Math.min(delay, until - this.clock.now())), signal)
   }
 
-  /** Reads and parses the record; `undefined` when there is none. Throws `LockCorruptedError`. */
-  async read(deadline: number, signal?: AbortSignal): Promise<Snapshot | undefined> {
+  /** Reads and parses the record, retried on transient failures. Throws `LockCorruptedError`. */
+  async read(deadline: number, signal?: AbortSignal): Promise<ReadOutcome> {
     return this.#withRetries(deadline, signal, async () => {
       const sentAt = this.clock.now()
-      const result = await this.store.read(this.key, { ...(signal && { signal }) })
+      const result = await this.#store.read(this.key, { ...(signal && { signal }) })
       const receivedAt = this.clock.now()
-      this.serverClock.observe(result.serverDate, sentAt, receivedAt)
-      this.lastAbsenceUnconfirmed = result.status === ReadStatus.Absent && result.unconfirmed === true
-      if (result.status === ReadStatus.Absent) return undefined
-      return this.#snapshotOf(result, receivedAt)
+      this.#serverClock.observe(result.serverDate, sentAt, receivedAt)
+      if (result.status === ReadStatus.Absent) {
+        return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true }
+      }
+      return { snapshot: this.#snapshotOf(result, receivedAt), unconfirmedAbsence: false }
     })
+  }
+
+  /**
+   * One read, neither retried nor parsed: an operator's reset judges whatever is there, a body
+   * that is not a valid record included. `server` is the store's time when it answered.
+   */
+  async peek(): Promise<{ readonly current: ReadResult; readonly server: ServerTime }> {
+    const sentAt = this.clock.now()
+    const current = await this.#store.read(this.key)
+    const receivedAt = this.clock.now()
+    this.#serverClock.observe(current.serverDate, sentAt, receivedAt)
+    return { current, server: this.serverTime(receivedAt) }
+  }
+
+  /** One conditional write (create when `etag` is null), neither retried nor settled: an operator's. */
+  writeOnce(body: string, etag: string | null): Promise<WriteResult> {
+    return etag === null ? this.#store.create(this.key, body) : this.#store.replace(this.key, body, etag)
   }
 
   /** The record a read found, parsed (throws `LockCorruptedError`), raising the token floor. */
   #snapshotOf(found: Extract<ReadResult, { status: typeof ReadStatus.Found }>, receivedAt: number): Snapshot {
     const record = parseRecord(found.body, this.key, found.etag)
-    this.highestToken = Math.max(this.highestToken, record.token)
+    this.#highestToken = Math.max(this.#highestToken, record.token)
     return { record, etag: found.etag, serverLower: this.serverTime(receivedAt).lower }
   }
 
@@ -289,9 +273,9 @@ export class LockContext {
       try {
         const answer =
           etag === null
-            ? await this.store.create(this.key, body, options)
-            : await this.store.replace(this.key, body, etag, options)
-        this.serverClock.observe(answer.serverDate, sentAt, this.clock.now())
+            ? await this.#store.create(this.key, body, options)
+            : await this.#store.replace(this.key, body, etag, options)
+        this.#serverClock.observe(answer.serverDate, sentAt, this.clock.now())
         if (answer.status !== WriteStatus.PreconditionFailed || (attempt === 0 && !answer.ambiguous)) {
           return answer
         }
@@ -324,10 +308,10 @@ export class LockContext {
     options: StoreCallOptions,
   ): Promise<WriteOutcome | typeof UNKNOWN | undefined> {
     const sentAt = this.clock.now()
-    const current = await this.store.read(this.key, options).catch(() => undefined)
+    const current = await this.#store.read(this.key, options).catch(() => undefined)
     if (!current) return UNKNOWN
     const receivedAt = this.clock.now()
-    this.serverClock.observe(current.serverDate, sentAt, receivedAt)
+    this.#serverClock.observe(current.serverDate, sentAt, receivedAt)
     if (current.status === ReadStatus.Found) {
       if (current.body === body) return { status: WriteStatus.Written, etag: current.etag }
       if (etag === null || current.etag !== etag) {
@@ -369,8 +353,8 @@ export class LockContext {
     deadline: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    const delay = backoffDelay(attempt, this.retry, this.random)
-    if (attempt + 1 >= (this.retry.attempts ?? 4) || this.clock.now() + delay >= deadline) {
+    const delay = backoffDelay(attempt, this.#retry, this.random)
+    if (attempt + 1 >= (this.#retry.attempts ?? 4) || this.clock.now() + delay >= deadline) {
       throw new LockStoreError(
         `Lock "${this.key}": the store kept failing (${attempt + 1} tries): ${failure.message}`,
         {
