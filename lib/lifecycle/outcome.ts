@@ -6,6 +6,8 @@ export const Outcome = {
   Held: 'held',
   /** This tick already completed; the handler did not run. */
   Duplicate: 'duplicate',
+  /** The job is paused (or just paused itself after failed runs); the handler did not run. */
+  Paused: 'paused',
   /** The handler finished (or failed) and the lock was released. */
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */

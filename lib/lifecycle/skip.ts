@@ -5,6 +5,8 @@ export const SkipReason = {
   Held: 'held',
   /** This tick already completed. */
   Duplicate: 'duplicate',
+  /** The job is paused (`lambda-singleton pause`, or `pauseAfterFailures`). */
+  Paused: 'paused',
 } as const
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason]
 
@@ -48,7 +50,7 @@ export function isSkipResult(value: unknown): value is SkipResult {
 }
 
 export function skipResult(
-  reason: SkipReason,
+  reason: typeof SkipReason.Held | typeof SkipReason.Duplicate,
   key: string,
   holder: LockRecord,
   tick: string | undefined,
