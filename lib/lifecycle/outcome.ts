@@ -29,5 +29,9 @@ export interface OutcomeEvent {
   readonly waitMs?: number
   /** How long the run held the lock, from acquisition to release: on `released`. */
   readonly heldMs?: number
+  /** On `paused`: who paused the job, when (ISO 8601) and why. */
+  readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
+  /** On `paused` when the job paused itself: its failed runs in a row. */
+  readonly failures?: number
   readonly error?: Error
 }
