@@ -35,7 +35,7 @@ describe('countFailures', () => {
     expect(failed({ failures: 2, failed_run: 5 }).failures).toBe(1)
     expect(failed({ failures: 2 }).failures).toBe(1)
     expect(failed({ failed_run: 4 }).failures).toBe(1)
-    expect(failed({ run: undefined, failures: 2, failed_run: -1 }).schedule).toEqual({
+    expect(failed({ run: undefined, failures: 2, failed_run: 0 }).schedule).toEqual({
       failures: 1,
       failed_run: 0,
     })
