@@ -13,6 +13,7 @@ export {
   MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
   PAUSED_RECORD_VERSION,
+  type PauseRecord,
   parseRecord,
   RECORD_VERSION,
 } from './core/record.js'

@@ -47,6 +47,7 @@ export async function forceRelease(context: LockContext, operator: string): Prom
   return record
 }
 
+/** How `Lock.pause` pauses a job. */
 export interface PauseOptions {
   /** Why, for whoever looks (`inspect`, the skipped runs' log lines and results). */
   readonly note?: string

@@ -31,8 +31,11 @@ export interface PauseRecord {
  * Operators may change them under a live lease without taking it over (see `rebaseOnOperatorWrite`).
  */
 export interface ScheduleFields {
+  /** `LockRecord.paused`. */
   readonly paused?: PauseRecord | null
+  /** `LockRecord.failures`. */
   readonly failures?: number | null
+  /** `LockRecord.failed_run`. */
   readonly failed_run?: number | null
 }
 

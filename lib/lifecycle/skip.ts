@@ -44,6 +44,7 @@ export interface DuplicateSkipResult extends SkipResultBase {
 
 /** The job is paused: no run until it is resumed (`lambda-singleton resume`). */
 export interface PausedSkipResult extends SkipResultBase {
+  /** `paused`. */
   readonly reason: typeof SkipReason.Paused
   /** Who paused it: an operator, or a run of the job itself (`pauseAfterFailures`). */
   readonly pausedBy: string
