@@ -75,6 +75,8 @@ export const SingletonMetric = {
   Lost: 'Lost',
   /** A release failed; the lock stays held until its lease expires (count). */
   ReleaseFailed: 'ReleaseFailed',
+  /** A job is paused: it paused itself after failed runs, or an invocation skipped because it is (count). */
+  Paused: 'Paused',
   /** How long acquiring took, waiting for a held lock included (milliseconds). */
   WaitMs: 'WaitMs',
   /** How long a run held the lock, from acquisition to release (milliseconds). */

@@ -12,7 +12,10 @@ export {
   MAX_RECORD_BYTES,
   MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
+  PAUSED_RECORD_VERSION,
+  type PauseRecord,
   parseRecord,
+  RECORD_VERSION,
 } from './core/record.js'
 export {
   type LockStore,

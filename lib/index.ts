@@ -33,8 +33,8 @@ export {
   type LockOptions,
   type TryAcquireOptions,
 } from './core/lock-options.js'
-export type { ResetOptions } from './core/operator.js'
-export type { JsonValue, LockRecord } from './core/record.js'
+export type { PauseOptions, PauseResult, ResetOptions, ResumeResult } from './core/operator.js'
+export type { JsonValue, LockRecord, PauseRecord, ScheduleFields } from './core/record.js'
 export type { ExclusiveRoutine, RunExclusiveOptions, RunResult } from './core/run.js'
 export type { LockStore } from './core/store.js'
 export type { RetryOptions } from './core/store-session.js'
@@ -54,6 +54,7 @@ export {
   type DuplicateSkipResult,
   type HeldSkipResult,
   isSkipResult,
+  type PausedSkipResult,
   SkipReason,
   type SkipResult,
   type SkipResultBase,

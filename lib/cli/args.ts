@@ -22,6 +22,10 @@ export interface CommandLine {
   readonly backToClock: boolean
   readonly force: boolean
   readonly owner?: string
+  /** `pause`: why. */
+  readonly note?: string
+  /** `pause`: also end a held lease. */
+  readonly now: boolean
   readonly intervalMs: number
   readonly json: boolean
 }
@@ -146,6 +150,8 @@ function commandLine(command: CommandName, values: Values): CommandLine {
     backToClock: values['back-to-clock'] === true,
     force: values.force === true,
     owner: text('owner'),
+    note: text('note'),
+    now: values.now === true,
     intervalMs: interval === undefined ? DEFAULT_INTERVAL_MS : seconds(interval, command),
     json: values.json === true,
   }

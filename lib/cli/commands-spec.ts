@@ -44,6 +44,15 @@ export const OPTIONS = {
       "holder's write until they are removed or rewritten",
   },
   force: { type: 'boolean', help: '' },
+  note: {
+    type: 'string',
+    value: 'TEXT',
+    help: "why, shown by inspect and in the skipped runs' results and logs",
+  },
+  now: {
+    type: 'boolean',
+    help: 'also end the lease of a run that holds the lock now: its renewal, release and fenced writes are refused',
+  },
   owner: {
     type: 'string',
     value: 'NAME',
@@ -111,6 +120,29 @@ export const COMMANDS = {
     details:
       "Releases the lock and raises its token, so the stuck holder's fenced writes, renewals and release " +
       'are refused from then on. A lock that is not held is left as it is (exit 4) unless --force.',
+  },
+  pause: {
+    summary: 'pause a job: its runs skip (reason paused) until resume',
+    synopsis: '--key KEY [--note TEXT] [--now] [--owner NAME]',
+    options: [...STORE_OPTIONS, 'key', 'note', 'now', 'owner'],
+    required: ['key'],
+    details:
+      'Marks the lock record paused, naming you (--owner), the time and the note: every run of the job ' +
+      'skips with reason "paused" after one read, writing nothing, until resume. A run that holds the ' +
+      'lock now keeps it and finishes (the pause takes effect from the next run), unless --now, which ' +
+      'ends its lease as force-release does. The record becomes version 2, which releases before ' +
+      'pausing existed refuse (LockCorruptedError) rather than run the job or write over the pause. ' +
+      'Pausing a paused job replaces who, when and why. Refuses (exit 4) when the lock changed meanwhile.',
+  },
+  resume: {
+    summary: 'resume a paused job, clearing its count of failed runs',
+    synopsis: '--key KEY [--owner NAME]',
+    options: [...STORE_OPTIONS, 'key', 'owner'],
+    required: ['key'],
+    details:
+      'Removes the pause (and the count of failed runs behind pauseAfterFailures), so the next run runs. ' +
+      'A job that is not paused is left as it is (exit 0, nothing written). Refuses (exit 4) when the ' +
+      'lock changed meanwhile.',
   },
   reset: {
     summary: 'replace a corrupted lock object with a released record',

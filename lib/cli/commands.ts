@@ -2,6 +2,7 @@ import { DEFAULT_KEY_PREFIX } from '../config.js'
 import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
 import { Lock } from '../core/lock.js'
 import type { LockInfo } from '../core/lock-options.js'
+import type { PauseRecord } from '../core/record.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
@@ -31,6 +32,8 @@ export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<E
   list,
   watch: (context) => watch(context, () => readLocks(context)),
   'force-release': forceRelease,
+  pause,
+  resume,
   reset,
 }
 
@@ -95,6 +98,76 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
     )
   }
   return ExitCode.Ok
+}
+
+async function pause(context: CommandContext): Promise<ExitCode> {
+  const { line, opened } = context
+  const key = line.key ?? ''
+  const result = await lockAt(context, key).pause({
+    ...(line.note !== undefined && { note: line.note }),
+    now: line.now,
+  })
+  if (!result) return notFound(context, key)
+  const { record, previous, wasHeld, endedLease } = result
+  if (line.json) {
+    context.out(
+      JSON.stringify(
+        {
+          key,
+          paused: true,
+          wasHeld,
+          endedLease,
+          previousOwner: previous.owner,
+          ...(previous.paused && { replaced: previous.paused }),
+          record,
+        },
+        null,
+        2,
+      ),
+    )
+    return ExitCode.Ok
+  }
+  const why = line.note === undefined ? '' : ` ("${line.note}")`
+  const effect = endedLease
+    ? `the lease of ${previous.owner} is over: token ${previous.token} -> ${record.token}, its fenced writes are refused`
+    : wasHeld
+      ? `${previous.owner} holds it and finishes its run; runs skip from the next one`
+      : 'runs skip from the next one'
+  context.out(`paused ${opened.where(key)}${why}: ${effect}`)
+  if (previous.paused) context.err(`note: it was already paused by ${pauseText(previous.paused)}; replaced`)
+  return ExitCode.Ok
+}
+
+async function resume(context: CommandContext): Promise<ExitCode> {
+  const { line, opened } = context
+  const key = line.key ?? ''
+  const result = await lockAt(context, key).resume()
+  if (!result) return notFound(context, key)
+  const { record, lifted } = result
+  if (line.json) {
+    context.out(
+      JSON.stringify({ key, resumed: lifted !== undefined, ...(lifted && { lifted }), record }, null, 2),
+    )
+  } else if (lifted) {
+    context.out(`resumed ${opened.where(key)}: it was paused by ${pauseText(lifted)}; the next run runs`)
+  } else {
+    context.out(`${opened.where(key)} is not paused; nothing changed`)
+  }
+  return ExitCode.Ok
+}
+
+/** Who paused, when and why, in a line. */
+function pauseText(paused: PauseRecord): string {
+  const at = new Date(paused.at * 1000).toISOString()
+  return `${paused.by} at ${at}${paused.note === undefined ? '' : ` ("${paused.note}")`}`
+}
+
+async function notFound(context: CommandContext, key: string): Promise<never> {
+  try {
+    return await context.opened.notFound(key)
+  } catch (error) {
+    throw withKeyHint(error, key)
+  }
 }
 
 async function reset(context: CommandContext): Promise<ExitCode> {

@@ -26,7 +26,7 @@ export const ExitCode = {
   /**
    * Nothing was written because the lock's state does not allow it: force-release of a lock
    * that is not held or whose token ran ahead of the store's clock, reset of a held one or with
-   * a token too low, or the lock changed meanwhile.
+   * a token too low, or the lock changed meanwhile (pause and resume too).
    */
   Refused: 4,
   /** The object at the key is not a lock record this version reads (`reset` repairs it). */

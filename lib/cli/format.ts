@@ -19,6 +19,10 @@ export interface LockView {
   readonly lastRun?: string
   /** Why no acquisition can take this record (see `LockInfo.blocked`). */
   readonly blocked?: string
+  /** Set while the job is paused: who paused it, when (ISO 8601) and why. */
+  readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
+  /** Failed runs in a row, when the record counts some. */
+  readonly failures?: number
 }
 
 /** A key whose object could not be read as a lock record. */
@@ -45,6 +49,10 @@ export function viewOf(key: string, info: LockInfo, serverNow: number | undefine
     }),
     ...(record.last_run !== undefined && { lastRun: record.last_run }),
     ...(info.blocked && { blocked: info.blocked }),
+    ...(record.paused && {
+      paused: { ...record.paused, at: new Date(record.paused.at * 1000).toISOString() },
+    }),
+    ...(record.failures !== undefined && { failures: record.failures }),
   }
 }
 
@@ -60,6 +68,8 @@ export function lockLines(view: LockView, record: LockRecord, etag: string): str
     ['acquired', view.acquiredAt],
     ['ttl', record.ttl_ms === undefined ? undefined : duration(record.ttl_ms)],
     ['last run', view.lastRun],
+    ['paused', view.paused && pausedText(view.paused)],
+    ['failures', view.failures === undefined ? undefined : `${view.failures} in a row`],
     ['etag', etag],
   ]
   const shown = fields.filter((field): field is [string, string] => field[1] !== undefined)
@@ -92,8 +102,12 @@ export function lockTable(locks: readonly (LockView | UnreadableView)[]): string
 }
 
 function stateOf(view: LockView): string {
-  const state = view.held ? 'held' : 'free'
+  const state = `${view.held ? 'held' : 'free'}${view.paused ? ', paused' : ''}`
   return view.blocked ? `${state}, blocked (${view.blocked})` : state
+}
+
+function pausedText(paused: NonNullable<LockView['paused']>): string {
+  return `since ${paused.at} by ${paused.by}${paused.note === undefined ? '' : `: ${paused.note}`}`
 }
 
 function expiryOf(view: LockView): string {

@@ -5,7 +5,10 @@ import {
   MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
   nestingDepth,
+  rebaseOnOperatorWrite,
+  type ScheduleFields,
   serializeRecord,
+  withSchedule,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
 import type { StoreSession } from './store-session.js'
@@ -24,6 +27,8 @@ export interface RecordPatch {
   readonly cursor?: JsonValue
   /** Id of the tick this holder completed (`LockRecord.last_run`). */
   readonly lastRun?: string
+  /** Pause the job, count its failed runs, or clear either (`null` removes a field). */
+  readonly schedule?: ScheduleFields
 }
 
 /** How long a release may keep retrying transient failures when the lease has little time left. */
@@ -195,7 +200,10 @@ export class Lease {
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
-    const next: Record<string, unknown> = { ...this.#record, ...fields }
+    const next: Record<string, unknown> = {
+      ...(patch.schedule ? withSchedule(this.#record, patch.schedule) : this.#record),
+      ...fields,
+    }
     if (patch.lastRun !== undefined) next.last_run = patch.lastRun
     if (patch.state !== undefined) next.state = this.#checked(patch.state, 'Checkpoint state')
     else if (patch.clearState) delete next.state
@@ -232,7 +240,7 @@ export class Lease {
   }
 
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {
-    const body = serializeRecord(record)
+    let body = serializeRecord(record)
     for (let conflicts = 0; ; conflicts++) {
       let result: WriteResult
       try {
@@ -260,6 +268,15 @@ export class Lease {
             () => null,
           )
           if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
+          // An operator paused or resumed the job: still our lease, with their change kept.
+          const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
+          if (current && rebased) {
+            record = rebased
+            body = serializeRecord(rebased)
+            this.#record = current.record
+            this.#etag = current.etag
+            continue
+          }
           throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
         }
         case WriteStatus.Conflict: {

@@ -23,7 +23,16 @@ import {
   validateLockOptions,
   validateOwner,
 } from './lock-options.js'
-import { forceRelease, type ResetOptions, reset } from './operator.js'
+import {
+  forceRelease,
+  type PauseOptions,
+  type PauseResult,
+  pause,
+  type ResetOptions,
+  type ResumeResult,
+  reset,
+  resume,
+} from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
@@ -352,6 +361,20 @@ export class Lock {
    */
   reset(options: ResetOptions): Promise<LockRecord> {
     return reset(this.#session, this.owner, options)
+  }
+
+  /**
+   * Operator action: pauses the job, naming this lock's owner as who paused it; the lifecycle's
+   * runs skip (`paused`) until `resume`. A held lock stays held unless `now` (see `PauseOptions`).
+   * Resolves `null` when there is no lock object.
+   */
+  pause(options: PauseOptions = {}): Promise<PauseResult | null> {
+    return pause(this.#context, this.owner, options)
+  }
+
+  /** Operator action: resumes a paused job (see `resume`). Resolves `null` when there is no lock object. */
+  resume(): Promise<ResumeResult | null> {
+    return resume(this.#context)
   }
 }
 

@@ -1,5 +1,12 @@
 import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
-import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import {
+  type LockRecord,
+  type PauseRecord,
+  parseRecord,
+  RECORD_VERSION,
+  serializeRecord,
+  withSchedule,
+} from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
 import type { StoreSession } from './store-session.js'
@@ -35,6 +42,100 @@ export async function forceRelease(session: StoreSession, operator: string): Pro
   }
   session.remember(record, result.etag)
   return record
+}
+
+/** How `Lock.pause` pauses a job. */
+export interface PauseOptions {
+  /** Why, for whoever looks (`inspect`, the skipped runs' log lines and results). */
+  readonly note?: string
+  /**
+   * Also end the lease of a run that holds the lock now, as `forceRelease` does: the token goes
+   * up, so its renewal, release and fenced writes are refused. Without it, a held lock stays
+   * held and the pause takes effect from the next run. @default false
+   */
+  readonly now?: boolean
+}
+
+/** What `pause` wrote, and whether it ended a live lease to do so. */
+export interface PauseResult {
+  /** The record written. */
+  readonly record: LockRecord
+  /** The record as it was before. */
+  readonly previous: LockRecord
+  /** The lock was held when read: by `previous.owner`, who goes on unless `endedLease`. */
+  readonly wasHeld: boolean
+  /** The live lease was ended (`now`). */
+  readonly endedLease: boolean
+}
+
+/** What `resume` found and wrote. */
+export interface ResumeResult {
+  /** The record as it is now (as it was, when it was not paused). */
+  readonly record: LockRecord
+  /** The pause it lifted; `undefined` when the job was not paused and nothing was written. */
+  readonly lifted: PauseRecord | undefined
+}
+
+/**
+ * Pauses the job: every run skips until `resume`. The record stays as it is but for `paused`
+ * (and its version, 2), so the holder of a live lease keeps it (its writes carry the pause over)
+ * unless `now`. `null` when there is no object. Conditional on what was read: refuses
+ * (`LockConflictError`, nothing written) when the lock changed meanwhile.
+ */
+export async function pause(
+  context: LockContext,
+  operator: string,
+  options: PauseOptions = {},
+): Promise<PauseResult | null> {
+  const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
+  if (!snapshot) return null
+  const previous = snapshot.record
+  const server = context.serverTime()
+  const paused: PauseRecord = {
+    by: operator,
+    at: Math.round(server.mid) / 1000,
+    ...(options.note !== undefined && { note: options.note }),
+  }
+  const wasHeld = !context.isFree(snapshot)
+  const endedLease = options.now === true && wasHeld
+  const ended: Partial<LockRecord> = endedLease
+    ? {
+        token: tokenAfter(Math.max(previous.token, context.highestToken), server, context.key),
+        expires_at: 0,
+        owner: `paused by ${operator}`,
+      }
+    : {}
+  const record = { ...withSchedule(previous, { paused }), ...ended }
+  await operatorWrite(context, record, snapshot.etag, 'paused')
+  return { record, previous, wasHeld, endedLease }
+}
+
+/**
+ * Resumes a paused job: removes `paused`, and the count of failed runs with it, so the next
+ * run starts afresh (the record goes back to version 1). Writes nothing when it is not paused.
+ * `null` when there is no object.
+ */
+export async function resume(context: LockContext): Promise<ResumeResult | null> {
+  const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
+  if (!snapshot) return null
+  const lifted = snapshot.record.paused
+  if (lifted === undefined) return { record: snapshot.record, lifted }
+  const record = withSchedule(snapshot.record, { paused: null, failures: null, failed_run: null })
+  await operatorWrite(context, record, snapshot.etag, 'resumed')
+  return { record, lifted }
+}
+
+/** Replaces the record read with etag `etag`, or refuses when it changed since. */
+async function operatorWrite(context: LockContext, record: LockRecord, etag: string, what: string) {
+  const result = await context.write(serializeRecord(record), etag, context.clock.now() + OPERATOR_BUDGET_MS)
+  if (result.status !== WriteStatus.Written) {
+    throw refused(
+      context.key,
+      `the lock changed while being ${what} (${result.status}); try again`,
+      ConflictReason.Changed,
+    )
+  }
+  context.remember(record, result.etag)
 }
 
 export interface ResetOptions {
@@ -92,7 +193,15 @@ export async function reset(
     // Back to the clock lowers the token on purpose: only whether it may be held is checked.
     assertResettable(session, { ...current, serverLower }, backToClock ? undefined : token, force)
   }
-  const record: LockRecord = { v: RECORD_VERSION, token, expires_at: 0, owner: `reset by ${operator}` }
+  // A pause is an operator's decision about the job, not part of what reset repairs: it stays.
+  const paused = current.status === ReadStatus.Found ? validRecordIn(current, key)?.paused : undefined
+  const record: LockRecord = {
+    v: RECORD_VERSION,
+    token,
+    expires_at: 0,
+    owner: `reset by ${operator}`,
+    ...(paused && { paused }),
+  }
   const body = serializeRecord(record)
   const result = await session.writeOnce(body, current.status === ReadStatus.Found ? current.etag : null)
   if (result.status !== WriteStatus.Written) {

@@ -3,8 +3,41 @@ import { LockCorruptedError } from './errors.js'
 /** A JSON value, as stored in `state` (checkpoints). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
 
-/** The one record format version this library writes and understands. */
+/**
+ * The record format version this library writes for a record that is not paused: readers of
+ * every release understand it, and keep the fields they do not know when they rewrite it.
+ */
 export const RECORD_VERSION = 1
+
+/**
+ * The record format version of a paused record (one with `paused`). Readers before pausing
+ * existed (1.0) refuse it, as they refuse every version they do not know, rather than run a
+ * paused job or write over its pause; `resume` writes version 1 again. This release reads both.
+ */
+export const PAUSED_RECORD_VERSION = 2
+
+/** Who paused a job, when and why (`LockRecord.paused`). */
+export interface PauseRecord {
+  /** An operator (`lambda-singleton pause`), or the job's own run after failed runs (`pauseAfterFailures`). */
+  readonly by: string
+  /** Seconds since the Unix epoch when it was paused. */
+  readonly at: number
+  /** Why, as given with the pause. */
+  readonly note?: string
+}
+
+/**
+ * Schedule control fields a write may set, or remove (`null`); `undefined` leaves one as it is.
+ * Operators may change them under a live lease without taking it over (see `rebaseOnOperatorWrite`).
+ */
+export interface ScheduleFields {
+  /** `LockRecord.paused`. */
+  readonly paused?: PauseRecord | null
+  /** `LockRecord.failures`. */
+  readonly failures?: number | null
+  /** `LockRecord.failed_run`. */
+  readonly failed_run?: number | null
+}
 
 /** A lock object larger than this is not a lock record (and reading it would cost memory). */
 export const MAX_RECORD_BYTES = 64 * 1024
@@ -20,7 +53,8 @@ export const MAX_RECORD_DEPTH = 100
  * are kept as they are when the record is rewritten, so a newer writer's data survives.
  */
 export interface LockRecord {
-  readonly v: typeof RECORD_VERSION
+  /** 1, or 2 while paused (`PAUSED_RECORD_VERSION`): written from `paused`, whatever the object says. */
+  readonly v: typeof RECORD_VERSION | typeof PAUSED_RECORD_VERSION
   /**
    * Fencing token, kept by renew and release: each acquisition writes one above every token
    * handed out before, the store's clock in ms or one more than the last, whichever is larger.
@@ -42,6 +76,12 @@ export interface LockRecord {
   readonly state?: JsonValue
   /** Where the work stands across runs (e.g. the last item processed), kept until a holder replaces it. */
   readonly cursor?: JsonValue
+  /** Set while the job is paused: its runs skip until it is resumed. Makes the record version 2. */
+  readonly paused?: PauseRecord
+  /** Failed runs in a row, the last of them being run number `failed_run`; a completed run clears both. */
+  readonly failures?: number
+  /** The `run` of the last failed run counted in `failures`. */
+  readonly failed_run?: number
   readonly [field: string]: unknown
 }
 
@@ -49,11 +89,27 @@ const isFiniteNonNegative = (value: unknown): value is number =>
   Number.isFinite(value) && (value as number) >= 0
 
 const optionalChecks: Record<string, (value: unknown) => boolean> = {
-  run: (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+  run: isCount,
   acquired_at: isFiniteNonNegative,
   ttl_ms: isFiniteNonNegative,
   last_run: (value) => typeof value === 'string',
+  paused: isPauseRecord,
+  failures: isCount,
+  failed_run: isCount,
 }
+
+function isCount(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0
+}
+
+function isPauseRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { by, at, note } = value as Record<string, unknown>
+  return typeof by === 'string' && isFiniteNonNegative(at) && (note === undefined || typeof note === 'string')
+}
+
+/** The versions this release reads. */
+const READABLE_VERSIONS: readonly unknown[] = [RECORD_VERSION, PAUSED_RECORD_VERSION]
 
 /** Reads a lock object body; anything that is not a record this version understands is refused. */
 export function parseRecord(raw: string, key: string, etag?: string): LockRecord {
@@ -78,8 +134,8 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
     throw corrupted(`nested more than ${MAX_RECORD_DEPTH} levels deep`)
   const record = parsed as Record<string, unknown>
 
-  if (record.v !== RECORD_VERSION)
-    throw corrupted(`"v" is ${JSON.stringify(record.v)}, expected ${RECORD_VERSION}`)
+  if (!READABLE_VERSIONS.includes(record.v))
+    throw corrupted(`"v" is ${JSON.stringify(record.v)}, expected ${READABLE_VERSIONS.join(' or ')}`)
   const { token, expires_at, owner } = record
   if (!Number.isSafeInteger(token) || (token as number) < 0)
     throw corrupted(`"token" must be a non-negative safe integer, got ${JSON.stringify(token)}`)
@@ -118,8 +174,62 @@ export function nestingDepth(value: unknown, limit: number): number {
   return deepest
 }
 
+/**
+ * The record as stored. Its version follows from what it carries: 2 while paused, so that a
+ * reader that does not know pausing refuses it; 1 otherwise, so that every reader may rewrite it.
+ */
 export function serializeRecord(record: LockRecord): string {
-  return JSON.stringify(record)
+  const v = record.paused === undefined ? RECORD_VERSION : PAUSED_RECORD_VERSION
+  return JSON.stringify({ ...record, v })
+}
+
+/** Fields an operator may change under a live lease without ending it: pause, resume. */
+const OPERATOR_FIELDS = ['paused', 'failures', 'failed_run'] as const
+
+/** Sets, or (`null`) removes, the schedule control fields of `record`. */
+export function withSchedule(record: LockRecord, fields: ScheduleFields): LockRecord {
+  const next: Record<string, unknown> = { ...record }
+  for (const field of OPERATOR_FIELDS) {
+    const value = fields[field]
+    if (value === null) delete next[field]
+    else if (value !== undefined) next[field] = value
+  }
+  next.v = next.paused === undefined ? RECORD_VERSION : PAUSED_RECORD_VERSION
+  return next as LockRecord
+}
+
+/**
+ * A holder's write `next`, meant to replace `base` (what it last wrote), made to replace
+ * `current` instead, when `current` is `base` with only operator fields changed (paused or
+ * resumed meanwhile): those changes carried over, the rest as the holder meant it. `undefined`
+ * when anything else changed: then someone else holds, or held, the lock.
+ */
+export function rebaseOnOperatorWrite(
+  base: LockRecord,
+  current: LockRecord,
+  next: LockRecord,
+): LockRecord | undefined {
+  const rest = (record: LockRecord) => {
+    const { v: _v, paused: _p, failures: _f, failed_run: _r, ...others } = record
+    return canonical(others)
+  }
+  if (rest(base) !== rest(current)) return undefined
+  const changed: Record<string, unknown> = {}
+  for (const field of OPERATOR_FIELDS) {
+    if (canonical(base[field]) !== canonical(current[field])) changed[field] = current[field] ?? null
+  }
+  return withSchedule(next, changed as ScheduleFields)
+}
+
+/** A value as JSON with every object's keys sorted, so equal records compare equal. */
+function canonical(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, item: unknown) =>
+      typeof item === 'object' && item !== null && !Array.isArray(item)
+        ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : item,
+    ) ?? 'undefined'
+  )
 }
 
 /** The largest `state` a checkpoint may store, leaving room for the record's own fields. */

@@ -30,7 +30,7 @@ export function withSingleton<
     try {
       result = await handler(event, Object.assign(context, { singleton: run.handle }))
     } catch (error) {
-      await lifecycle.end(run, false)
+      await lifecycle.end(run, false, error)
       throw error
     }
     await lifecycle.end(run, true)

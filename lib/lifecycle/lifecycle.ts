@@ -15,7 +15,7 @@ import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } f
 import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
 import { SingletonRun } from './run.js'
-import { SkipReason, type SkipResult, skipResult } from './skip.js'
+import { pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
 import { isTickDone, tickIdOf } from './tick.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
@@ -62,7 +62,24 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report)
 
     switch (attempt.status) {
-      case AcquireStatus.Skipped:
+      case AcquireStatus.Skipped: {
+        const { paused } = attempt.record
+        if (paused) {
+          const result = pausedSkipResult(key, attempt.record, paused, tick)
+          report('info', `skipped: paused by ${result.pausedBy} at ${result.pausedAt}`, {
+            outcome: Outcome.Paused,
+            key,
+            token: attempt.record.token,
+            ...(tick && { tick }),
+            waitMs,
+            paused: {
+              by: result.pausedBy,
+              at: result.pausedAt,
+              ...(paused.note !== undefined && { note: paused.note }),
+            },
+          })
+          return { status: 'skipped', result }
+        }
         report('info', 'skipped: tick already completed', {
           outcome: Outcome.Duplicate,
           key,
@@ -71,6 +88,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
           waitMs,
         })
         return { status: 'skipped', result: skipResult(SkipReason.Duplicate, key, attempt.record, tick) }
+      }
       case AcquireStatus.Held:
         return this.#held(report, { key, holder: attempt.holder, tick, waitMs })
       case AcquireStatus.Acquired: {
@@ -82,6 +100,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
           clock: this.#clock,
           report,
           throwOnLost: config.throwOnLost,
+          pauseAfterFailures: config.pauseAfterFailures,
         })
         this.#active.add(run)
         report('info', 'lock acquired', {
@@ -105,8 +124,10 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     context: TContext,
     report: Report,
   ): Promise<{ attempt: Acquisition; waitMs: number }> {
-    // A tick that already ran is recognised from the record as read: nothing is written for it.
-    const done = tick === undefined ? undefined : (record: LockRecord) => isTickDone(tick, record.last_run)
+    // A paused job, or a tick that already ran, is recognised from the record as read: nothing
+    // is written for it.
+    const skipIf = (record: LockRecord) =>
+      record.paused !== undefined || (tick !== undefined && isTickDone(tick, record.last_run))
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
@@ -114,7 +135,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         ...leaseRequest(timing),
         owner: ownerOf(context),
         waitMs: this.#config.waitMs,
-        ...(done && { skipIf: done }),
+        skipIf,
       })
       return { attempt, waitMs: this.#clock.now() - started }
     } catch (error) {
@@ -136,10 +157,16 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     }
   }
 
-  /** Ends a run begun here (see `SingletonRun.end`). */
-  end(run: SingletonRun, succeeded: boolean): Promise<void> {
+  /** Ends a run begun here (see `SingletonRun.end`); `error` is why it failed, when known. */
+  async end(run: SingletonRun, succeeded: boolean, error?: unknown): Promise<void> {
     this.#active.delete(run)
-    return run.end(succeeded)
+    try {
+      await run.end(succeeded, error)
+    } finally {
+      // Our own last write is a cache that skips would trust without reading: a paused record
+      // in it would skip this key's runs here even after a resume. Read afresh next time.
+      if (run.handle.lease.record.paused) this.#locks.delete(run.handle.key)
+    }
   }
 
   #held(

@@ -29,6 +29,7 @@ const COUNTS: Partial<Record<OutcomeEvent['outcome'], SingletonMetric>> = {
   [Outcome.Duplicate]: SingletonMetric.Duplicate,
   [Outcome.Lost]: SingletonMetric.Lost,
   [Outcome.ReleaseFailed]: SingletonMetric.ReleaseFailed,
+  [Outcome.Paused]: SingletonMetric.Paused,
 }
 
 /** Refuses a `metrics` option that can never work (`LockOptionsError`), when the adapter is made. */

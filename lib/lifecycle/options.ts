@@ -69,6 +69,13 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
    * retry would do it again; the loss is logged as an error either way. @default false
    */
   readonly throwOnLost?: boolean
+  /**
+   * Pause the job after this many failed runs in a row (the handler threw), until an operator
+   * resumes it (`lambda-singleton resume`). The count lives in the lock record and is written by
+   * each run's release, at no extra request; a completed run clears it. The pause says why in
+   * the record, in a log line and in the `Paused` metric. @default undefined: never pause
+   */
+  readonly pauseAfterFailures?: number
   /** The local clock, for tests on simulated time. @default the system clock */
   readonly clock?: Clock
 }
@@ -87,6 +94,7 @@ export interface ResolvedOptions<TEvent, TContext> {
   readonly onOutcome: ((event: OutcomeEvent) => void) | undefined
   readonly metrics: boolean | SingletonMetricsOptions | undefined
   readonly throwOnLost: boolean
+  readonly pauseAfterFailures: number | undefined
   readonly clock: Clock | undefined
 }
 
@@ -122,6 +130,15 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     fail('tickId must be a function or false')
   }
   validateMetrics(options.metrics, where)
+  const { pauseAfterFailures } = options
+  if (
+    pauseAfterFailures !== undefined &&
+    !(Number.isSafeInteger(pauseAfterFailures) && pauseAfterFailures >= 1)
+  ) {
+    fail(
+      `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
+    )
+  }
   return {
     store,
     keyPrefix,
@@ -136,6 +153,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     onOutcome: options.onOutcome,
     metrics: options.metrics,
     throwOnLost: options.throwOnLost ?? false,
+    pauseAfterFailures,
     clock: options.clock,
   }
 }

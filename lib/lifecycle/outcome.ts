@@ -6,6 +6,8 @@ export const Outcome = {
   Held: 'held',
   /** This tick already completed; the handler did not run. */
   Duplicate: 'duplicate',
+  /** The job is paused (or just paused itself after failed runs); the handler did not run. */
+  Paused: 'paused',
   /** The handler finished (or failed) and the lock was released. */
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
@@ -27,5 +29,9 @@ export interface OutcomeEvent {
   readonly waitMs?: number
   /** How long the run held the lock, from acquisition to release: on `released`. */
   readonly heldMs?: number
+  /** On `paused`: who paused the job, when (ISO 8601) and why. */
+  readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
+  /** On `paused` when the job paused itself: its failed runs in a row. */
+  readonly failures?: number
   readonly error?: Error
 }

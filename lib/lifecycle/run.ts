@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
+import { countFailures } from './failures.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
 import { Outcome } from './outcome.js'
@@ -14,6 +15,8 @@ export interface RunSettings {
   readonly clock: Clock
   readonly report: Report
   readonly throwOnLost: boolean
+  /** Pause the job after this many failed runs in a row. */
+  readonly pauseAfterFailures?: number | undefined
 }
 
 /**
@@ -80,14 +83,15 @@ export class SingletonRun {
   /**
    * Ends the run: stops the heartbeat and the handler's signal, then releases; when the handler
    * succeeded, the release records the tick as done and clears the checkpoint. Rejects only for
-   * a lost lease with `throwOnLost`. Ending twice ends once.
+   * a lost lease with `throwOnLost`. Ending twice ends once. The release counts a failed run
+   * (`error`, when known, goes into the note of a pause that `pauseAfterFailures` starts).
    */
-  end(succeeded: boolean): Promise<void> {
-    this.#ended ??= this.#end(succeeded)
+  end(succeeded: boolean, error?: unknown): Promise<void> {
+    this.#ended ??= this.#end(succeeded, error)
     return this.#ended
   }
 
-  async #end(succeeded: boolean): Promise<void> {
+  async #end(succeeded: boolean, failure: unknown): Promise<void> {
     const lease = this.#lease
     const { key, tick, report, throwOnLost } = this.#settings
     this.#stopHeartbeat()
@@ -96,9 +100,18 @@ export class SingletonRun {
     this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
     try {
       if (!lease.isReleased) {
+        const counted = countFailures(lease.record, {
+          succeeded,
+          error: failure,
+          pauseAfterFailures: this.#settings.pauseAfterFailures,
+          by: lease.owner,
+          now: this.#settings.clock.now(),
+        })
         // A completed run spends its checkpoint: the next run (the next tick) starts afresh.
         await lease.release(
-          succeeded ? { clearState: true, ...(tick !== undefined && { lastRun: tick }) } : {},
+          succeeded
+            ? { clearState: true, ...(tick !== undefined && { lastRun: tick }), schedule: counted.schedule }
+            : { schedule: counted.schedule },
         )
         report('info', 'lock released', {
           outcome: Outcome.Released,
@@ -107,6 +120,18 @@ export class SingletonRun {
           ...(tick && { tick }),
           heldMs: this.#settings.clock.now() - this.#acquiredAt,
         })
+        const paused = lease.record.paused
+        if (counted.pause && paused?.at === counted.pause.at && paused.by === counted.pause.by) {
+          report('warn', `paused after ${counted.failures} failed runs in a row; resume to run again`, {
+            outcome: Outcome.Paused,
+            key,
+            token: lease.token,
+            owner: lease.owner,
+            ...(tick && { tick }),
+            paused: { ...paused, at: new Date(paused.at * 1000).toISOString() },
+            failures: counted.failures,
+          })
+        }
       }
     } catch (error) {
       // A lost lease was reported by the lease's own signal; any other failure leaves it to expire.

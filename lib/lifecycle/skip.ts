@@ -1,10 +1,12 @@
-import type { LockRecord } from '../core/record.js'
+import type { LockRecord, PauseRecord } from '../core/record.js'
 
 export const SkipReason = {
   /** Another run holds the lock. */
   Held: 'held',
   /** This tick already completed. */
   Duplicate: 'duplicate',
+  /** The job is paused (`lambda-singleton pause`, or `pauseAfterFailures`). */
+  Paused: 'paused',
 } as const
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason]
 
@@ -40,15 +42,33 @@ export interface DuplicateSkipResult extends SkipResultBase {
   readonly until: undefined
 }
 
+/** The job is paused: no run until it is resumed (`lambda-singleton resume`). */
+export interface PausedSkipResult extends SkipResultBase {
+  /** `paused`. */
+  readonly reason: typeof SkipReason.Paused
+  /** Who paused it: an operator, or a run of the job itself (`pauseAfterFailures`). */
+  readonly pausedBy: string
+  /** When it was paused, ISO 8601. */
+  readonly pausedAt: string
+  /** Why, as given with the pause. */
+  readonly note: string | undefined
+  /** The owner in the record as read: the last run's (or the operator's, after `pause --now`). */
+  readonly holder: string
+  /** The record's fencing token. */
+  readonly token: number
+  /** Not given: a paused job skips whoever may hold the lock. */
+  readonly until: undefined
+}
+
 /** The response of an invocation that did not run its handler; `reason` tells which. */
-export type SkipResult = HeldSkipResult | DuplicateSkipResult
+export type SkipResult = HeldSkipResult | DuplicateSkipResult | PausedSkipResult
 
 export function isSkipResult(value: unknown): value is SkipResult {
   return typeof value === 'object' && value !== null && (value as { skipped?: unknown }).skipped === true
 }
 
 export function skipResult(
-  reason: SkipReason,
+  reason: typeof SkipReason.Held | typeof SkipReason.Duplicate,
   key: string,
   holder: LockRecord,
   tick: string | undefined,
@@ -57,4 +77,32 @@ export function skipResult(
   return reason === SkipReason.Held
     ? { ...common, reason, until: new Date(holder.expires_at * 1000).toISOString() }
     : { ...common, reason, until: undefined }
+}
+
+/** The skip of a paused job, read as `record`. */
+export function pausedSkipResult(
+  key: string,
+  record: LockRecord,
+  paused: PauseRecord,
+  tick: string | undefined,
+): PausedSkipResult {
+  return {
+    skipped: true,
+    key,
+    tick,
+    reason: SkipReason.Paused,
+    ...pauseFields(paused),
+    holder: record.owner,
+    token: record.token,
+    until: undefined,
+  }
+}
+
+/** Who paused a job, when and why, as results and log lines say it. */
+export function pauseFields(paused: PauseRecord): {
+  pausedBy: string
+  pausedAt: string
+  note: string | undefined
+} {
+  return { pausedBy: paused.by, pausedAt: new Date(paused.at * 1000).toISOString(), note: paused.note }
 }

@@ -33,7 +33,7 @@ export function singleton<TEvent = unknown, TResult = unknown>(
     const run = runs.get(request)
     if (!run) return
     runs.delete(request)
-    await lifecycle.end(run, succeeded)
+    await lifecycle.end(run, succeeded, succeeded ? undefined : request.error)
   }
 
   return {

@@ -25,9 +25,17 @@ describe('the command line', () => {
       backToClock: false,
       force: false,
       owner: undefined,
+      now: false,
       intervalMs: 2_000,
       json: false,
     })
+    expect(parse('pause --bucket b --key k --note deploy --now')).toMatchObject({
+      command: 'pause',
+      note: 'deploy',
+      now: true,
+    })
+    expect(() => parse('resume --bucket b --key k --now')).toThrow(/resume does not take --now/)
+    expect(() => parse('pause --bucket b --key k --note')).toThrow(/--note needs a value/)
     expect(parse('list --table t --partition-key id --prefix locks/ --json')).toMatchObject({
       command: 'list',
       target: { table: 't', partitionKey: 'id' },

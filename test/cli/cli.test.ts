@@ -201,7 +201,7 @@ describe('lambda-singleton reset, on a real S3 engine', () => {
   })
 
   it('refuses to reset a held record of an unknown version, or below a token written as a string', async () => {
-    const future = JSON.stringify({ v: 2, token: 5, expires_at: Date.now() / 1000 + 3600, owner: 'newer' })
+    const future = JSON.stringify({ v: 3, token: 5, expires_at: Date.now() / 1000 + 3600, owner: 'newer' })
     await putRaw(s3, bucket, 'locks/newer', future)
     expect(await cli('reset', ...at('locks/newer'), '--token', '9')).toMatchObject({
       code: ExitCode.Refused,

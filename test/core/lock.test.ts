@@ -374,7 +374,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const cases: [string, string][] = [
       ['not JSON', '{"token": 1'],
       ['a JSON array', '[1,2]'],
-      ['an unknown version', JSON.stringify({ v: 2, token: 1, expires_at: 0, owner: 'a' })],
+      ['an unknown version', JSON.stringify({ v: 3, token: 1, expires_at: 0, owner: 'a' })],
       ['a negative token', JSON.stringify({ v: 1, token: -1, expires_at: 0, owner: 'a' })],
       ['a fractional token', JSON.stringify({ v: 1, token: 1.5, expires_at: 0, owner: 'a' })],
       ['an unsafe token', JSON.stringify({ v: 1, token: 2 ** 53, expires_at: 0, owner: 'a' })],
@@ -425,7 +425,7 @@ describe('Lock (protocol core, in-memory store)', () => {
 
     it('never resets below a token found in a corrupted object', async () => {
       const { contender, store } = setup()
-      store.putRaw('jobs/nightly', JSON.stringify({ v: 2, token: 100, expires_at: 0, owner: 'future' }))
+      store.putRaw('jobs/nightly', JSON.stringify({ v: 3, token: 100, expires_at: 0, owner: 'future' }))
       await expect(contender('op').reset({ token: 50 })).rejects.toThrow(/above the token 100/)
       await contender('op').reset({ token: 101 })
     })

@@ -127,7 +127,7 @@ describe('reset', () => {
 
   it('never goes below a token in a corrupted object, and takes one just above', async () => {
     const { lock, put, record } = setup()
-    put({ v: 2, token: 100 })
+    put({ v: 3, token: 100 })
     // It shows no expiry, so only a forced reset replaces it; force never lowers the token.
     await expect(lock('ops').reset({ token: 100, force: true })).rejects.toMatchObject({
       reason: 'token-too-low',

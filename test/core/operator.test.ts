@@ -47,7 +47,7 @@ describe('reset (operator)', () => {
       const { store, operator, contender, secondsFromNow } = setup()
       store.putRaw(
         KEY,
-        JSON.stringify({ v: 2, token: 5, expires_at: secondsFromNow(60_000), owner: 'newer' }),
+        JSON.stringify({ v: 3, token: 5, expires_at: secondsFromNow(60_000), owner: 'newer' }),
       )
       const error = await refusal(store, operator.reset({ token: 10 }))
       expect(error.reason).toBe('not-released')
@@ -73,14 +73,14 @@ describe('reset (operator)', () => {
 
     it('refuses a record that expired less than the clock-skew margin ago', async () => {
       const { store, operator, time, secondsFromNow } = setup()
-      store.putRaw(KEY, JSON.stringify({ v: 2, token: 5, expires_at: secondsFromNow(0), owner: 'newer' }))
+      store.putRaw(KEY, JSON.stringify({ v: 3, token: 5, expires_at: secondsFromNow(0), owner: 'newer' }))
       time.advance(MARGIN_MS / 2)
       expect((await refusal(store, operator.reset({ token: 10 }))).reason).toBe('not-released')
     })
 
     it.each([
       ['a valid record whose lease expired', { v: 1, expires_at: 'past' }],
-      ['a body of an unknown version that shows itself released', { v: 2, expires_at: 0 }],
+      ['a body of an unknown version that shows itself released', { v: 3, expires_at: 0 }],
       ['a body of an unknown version that shows itself expired', { v: 2, expires_at: 'past' }],
       ['a body with a wrong field that shows itself released', { v: 1, expires_at: 0, last_run: 5 }],
     ])('resets without force %s', async (_, fields) => {

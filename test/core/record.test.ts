@@ -45,7 +45,7 @@ describe('parseRecord', () => {
     ['a number', '5', /not a JSON object/],
     ['a string', '"record"', /not a JSON object/],
     ['an array', '[1]', /not a JSON object/],
-    ['another version', body({ v: 2 }), /"v" is 2/],
+    ['another version', body({ v: 3 }), /"v" is 3/],
     ['a negative token', body({ token: -1 }), /"token"/],
     ['a fractional token', body({ token: 1.5 }), /"token"/],
     ['a string token', body({ token: '3' }), /"token"/],

@@ -56,25 +56,25 @@ const escapedKey = (fields: Record<string, unknown>) =>
 
 describe('reset of an object that is not a valid record: the token floor', () => {
   it.each([
-    ['the top-level token of a record of another version', '{"v":2,"token":12,"expires_at":0}', 13],
-    ['a token that only JSON reads (an escaped key)', escapedKey({ v: 2, token: 12 }), 13],
-    ['a string token that only JSON reads (escaped digits)', '{"v":2,"token":"\\u00312"}', 13],
-    ['a string token with a sign', JSON.stringify({ v: 2, token: '+12' }), 13],
-    ['a token written as a fraction', '{"v":2,"token":12.5,"expires_at":0', 13],
-    ['a token written as a bare fraction', '{"v":2,"token":.125e2,"expires_at":0', 13],
-    ['a token written with a trailing point', '{"v":2,"token":12.,"expires_at":0', 13],
-    ['a token written with an exponent', '{"v":2,"token":1.2e1,', 13],
-    ['a token written with a signed capital exponent', '{"v":2,"token":12E+0,', 13],
-    ['a token written with a negative exponent', '{"v":2,"token":1200e-2,', 13],
-    ['a token written with several digits everywhere', '{"v":2,"token":12.00e00,', 13],
-    ['a padded token in a truncated text', '{"v":2, "token" :  " 12', 13],
+    ['the top-level token of a record of another version', '{"v":3,"token":12,"expires_at":0}', 13],
+    ['a token that only JSON reads (an escaped key)', escapedKey({ v: 3, token: 12 }), 13],
+    ['a string token that only JSON reads (escaped digits)', '{"v":3,"token":"\\u00312"}', 13],
+    ['a string token with a sign', JSON.stringify({ v: 3, token: '+12' }), 13],
+    ['a token written as a fraction', '{"v":3,"token":12.5,"expires_at":0', 13],
+    ['a token written as a bare fraction', '{"v":3,"token":.125e2,"expires_at":0', 13],
+    ['a token written with a trailing point', '{"v":3,"token":12.,"expires_at":0', 13],
+    ['a token written with an exponent', '{"v":3,"token":1.2e1,', 13],
+    ['a token written with a signed capital exponent', '{"v":3,"token":12E+0,', 13],
+    ['a token written with a negative exponent', '{"v":3,"token":1200e-2,', 13],
+    ['a token written with several digits everywhere', '{"v":3,"token":12.00e00,', 13],
+    ['a padded token in a truncated text', '{"v":3, "token" :  " 12', 13],
     ['the highest of several tokens in a text, first', '[{"token":30},{"token":9},{"token":12}]', 31],
     ['the highest of several tokens in a text, last', '[{"token":9},{"token":12},{"token":30}]', 31],
     ['the highest of several tokens in a text, in between', '[{"token":9},{"token":30},{"token":12}]', 31],
-    ['a token in the text above the top-level one', '{"v":2,"token":3,"history":[{"token":40}]}', 41],
+    ['a token in the text above the top-level one', '{"v":3,"token":3,"history":[{"token":40}]}', 41],
     [
       'a top-level token above the ones in the text',
-      escapedKey({ v: 2, token: 50, history: [{ token: 4 }] }),
+      escapedKey({ v: 3, token: 50, history: [{ token: 4 }] }),
       51,
     ],
   ])('goes above %s', async (_, body, lowest) => {
@@ -82,13 +82,13 @@ describe('reset of an object that is not a valid record: the token floor', () =>
   })
 
   it.each([
-    ['a negative token', '{"v":2,"token":-12,"expires_at":0}'],
-    ['a string token that holds more than a number', escapedKey({ v: 2, token: '12 and more' })],
-    ['a string token that holds a number after something else', escapedKey({ v: 2, token: 'version 12' })],
-    ['a string token that is not a number', escapedKey({ v: 2, token: 'twelve' })],
-    ['a token that is neither a number nor a string', escapedKey({ v: 2, token: [12] })],
-    ['a "token" that is not a field', '{"v":2,"note":"token: 12"}'],
-    ['no token at all', '{"v":2,"expires_at":0}'],
+    ['a negative token', '{"v":3,"token":-12,"expires_at":0}'],
+    ['a string token that holds more than a number', escapedKey({ v: 3, token: '12 and more' })],
+    ['a string token that holds a number after something else', escapedKey({ v: 3, token: 'version 12' })],
+    ['a string token that is not a number', escapedKey({ v: 3, token: 'twelve' })],
+    ['a token that is neither a number nor a string', escapedKey({ v: 3, token: [12] })],
+    ['a "token" that is not a field', '{"v":3,"note":"token: 12"}'],
+    ['no token at all', '{"v":3,"expires_at":0}'],
     ['a body that is not JSON', 'garbage'],
   ])('takes token 1, the lowest a lock that has seen nothing takes, over %s', async (_, body) => {
     await expectLowestReset(body, 1)
@@ -97,7 +97,7 @@ describe('reset of an object that is not a valid record: the token floor', () =>
   it('refuses every token over a token too large to be a number (1e999 reads as Infinity)', async () => {
     for (const token of [1, 1_800_000_000_000 + 9_000]) {
       // as high as reset goes: 10 s ahead of the store
-      expect((await refusal('{"v":2,"token":1e999}', token, true)).reason).toBe('token-too-low')
+      expect((await refusal('{"v":3,"token":1e999}', token, true)).reason).toBe('token-too-low')
     }
   })
 })
@@ -106,19 +106,19 @@ describe('reset of an object that is not a valid record: its expiry', () => {
   const pastSeconds = (1_800_000_000_000 - 60_000) / 1000
 
   it.each([
-    ['released', { v: 2, token: 5, expires_at: 0 }],
-    ['expired a minute ago', { v: 2, token: 5, expires_at: pastSeconds }],
+    ['released', { v: 3, token: 5, expires_at: 0 }],
+    ['expired a minute ago', { v: 3, token: 5, expires_at: pastSeconds }],
   ])('replaces, unforced, a body whose top-level expires_at shows it %s', async (_, fields) => {
     const { operator } = withBody(JSON.stringify(fields))
     expect(await operator.reset({ token: 6 })).toMatchObject({ token: 6, expires_at: 0 })
   })
 
   it.each([
-    ['a string', '{"v":2,"token":5,"expires_at":"0"}'],
-    ['minus infinity (-1e999)', '{"v":2,"token":5,"expires_at":-1e999}'],
-    ['nested, not top-level', '{"v":2,"token":5,"lease":{"expires_at":0}}'],
-    ['in a truncated text', '{"v":2,"token":5,"expires_at":0,"own'],
-    ['in an array', '[{"v":2,"token":5,"expires_at":0}]'],
+    ['a string', '{"v":3,"token":5,"expires_at":"0"}'],
+    ['minus infinity (-1e999)', '{"v":3,"token":5,"expires_at":-1e999}'],
+    ['nested, not top-level', '{"v":3,"token":5,"lease":{"expires_at":0}}'],
+    ['in a truncated text', '{"v":3,"token":5,"expires_at":0,"own'],
+    ['in an array', '[{"v":3,"token":5,"expires_at":0}]'],
   ])('refuses, unforced, a body whose only expires_at is %s, and takes it when forced', async (_, body) => {
     expect((await refusal(body, 6, false)).reason).toBe('not-released')
     await expectLowestReset(body, 6)

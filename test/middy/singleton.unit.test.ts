@@ -9,6 +9,7 @@ import {
   singleton,
 } from '../../lib/middy/index.js'
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
+import { describePauseBehaviour } from '../lifecycle/pause-behaviour.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
 
@@ -17,6 +18,7 @@ const middleware: Adapter = (body, options) =>
   middy<unknown, unknown, Error, SingletonContext>().use(singleton(options)).handler(body) as never
 
 describeSingletonBehaviour('singleton() (Middy)', middleware)
+describePauseBehaviour('singleton() (Middy)', middleware)
 
 describe('singleton() options', () => {
   it.each([
