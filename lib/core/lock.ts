@@ -369,12 +369,12 @@ export class Lock {
    * Resolves `null` when there is no lock object.
    */
   pause(options: PauseOptions = {}): Promise<PauseResult | null> {
-    return pause(this.#context, this.owner, options)
+    return pause(this.#session, this.owner, options)
   }
 
   /** Operator action: resumes a paused job (see `resume`). Resolves `null` when there is no lock object. */
   resume(): Promise<ResumeResult | null> {
-    return resume(this.#context)
+    return resume(this.#session)
   }
 }
 

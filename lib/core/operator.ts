@@ -83,30 +83,30 @@ export interface ResumeResult {
  * (`LockConflictError`, nothing written) when the lock changed meanwhile.
  */
 export async function pause(
-  context: LockContext,
+  session: StoreSession,
   operator: string,
   options: PauseOptions = {},
 ): Promise<PauseResult | null> {
-  const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
+  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
   if (!snapshot) return null
   const previous = snapshot.record
-  const server = context.serverTime()
+  const server = session.serverTime()
   const paused: PauseRecord = {
     by: operator,
     at: Math.round(server.mid) / 1000,
     ...(options.note !== undefined && { note: options.note }),
   }
-  const wasHeld = !context.isFree(snapshot)
+  const wasHeld = !session.isFree(snapshot)
   const endedLease = options.now === true && wasHeld
   const ended: Partial<LockRecord> = endedLease
     ? {
-        token: tokenAfter(Math.max(previous.token, context.highestToken), server, context.key),
+        token: session.nextToken(previous.token),
         expires_at: 0,
         owner: `paused by ${operator}`,
       }
     : {}
   const record = { ...withSchedule(previous, { paused }), ...ended }
-  await operatorWrite(context, record, snapshot.etag, 'paused')
+  await operatorWrite(session, record, snapshot.etag, 'paused')
   return { record, previous, wasHeld, endedLease }
 }
 
@@ -115,27 +115,27 @@ export async function pause(
  * run starts afresh (the record goes back to version 1). Writes nothing when it is not paused.
  * `null` when there is no object.
  */
-export async function resume(context: LockContext): Promise<ResumeResult | null> {
-  const snapshot = await context.read(context.clock.now() + OPERATOR_BUDGET_MS)
+export async function resume(session: StoreSession): Promise<ResumeResult | null> {
+  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
   if (!snapshot) return null
   const lifted = snapshot.record.paused
   if (lifted === undefined) return { record: snapshot.record, lifted }
   const record = withSchedule(snapshot.record, { paused: null, failures: null, failed_run: null })
-  await operatorWrite(context, record, snapshot.etag, 'resumed')
+  await operatorWrite(session, record, snapshot.etag, 'resumed')
   return { record, lifted }
 }
 
 /** Replaces the record read with etag `etag`, or refuses when it changed since. */
-async function operatorWrite(context: LockContext, record: LockRecord, etag: string, what: string) {
-  const result = await context.write(serializeRecord(record), etag, context.clock.now() + OPERATOR_BUDGET_MS)
+async function operatorWrite(session: StoreSession, record: LockRecord, etag: string, what: string) {
+  const result = await session.write(serializeRecord(record), etag, session.clock.now() + OPERATOR_BUDGET_MS)
   if (result.status !== WriteStatus.Written) {
     throw refused(
-      context.key,
+      session.key,
       `the lock changed while being ${what} (${result.status}); try again`,
       ConflictReason.Changed,
     )
   }
-  context.remember(record, result.etag)
+  session.remember(record, result.etag)
 }
 
 export interface ResetOptions {
