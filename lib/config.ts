@@ -79,6 +79,8 @@ export const SingletonMetric = {
   WaitMs: 'WaitMs',
   /** How long a run held the lock, from acquisition to release (milliseconds). */
   HeldMs: 'HeldMs',
+  /** A tick skipped because its job is paused (count). */
+  Paused: 'Paused',
 } as const
 export type SingletonMetric = (typeof SingletonMetric)[keyof typeof SingletonMetric]
 
