@@ -6,6 +6,11 @@ export const Outcome = {
   Held: 'held',
   /** This tick already completed; the handler did not run. */
   Duplicate: 'duplicate',
+  /**
+   * The tick was delivered more than `maxTickAgeMs` after its scheduled time; the handler did not
+   * run, and the store was not asked.
+   */
+  Late: 'late',
   /** The handler finished (or failed) and the lock was released. */
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
@@ -27,5 +32,12 @@ export interface OutcomeEvent {
   readonly waitMs?: number
   /** How long the run held the lock, from acquisition to release: on `released`. */
   readonly heldMs?: number
+  /**
+   * On `released`: whether the handler completed (returned), so the release recorded the tick as
+   * done and cleared the checkpoint; `false` when it threw or timed out.
+   */
+  readonly completed?: boolean
+  /** On `late`: how long after its scheduled time the tick was delivered, by the local clock. */
+  readonly tickAgeMs?: number
   readonly error?: Error
 }

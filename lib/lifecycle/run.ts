@@ -106,6 +106,7 @@ export class SingletonRun {
           token: lease.token,
           ...(tick && { tick }),
           heldMs: this.#settings.clock.now() - this.#acquiredAt,
+          completed: succeeded,
         })
       }
     } catch (error) {
