@@ -80,7 +80,8 @@ export class ExampleStack extends Stack {
 
     const alarmTopic = new sns.Topic(this, 'Alarms', { enforceSSL: true })
     const alarms = { actions: [new actions.SnsAction(alarmTopic)] }
-    // The middleware's metrics for both jobs on one dashboard; with `alarms`, an alarm on lost leases.
+    // The middleware's metrics for both jobs on one dashboard; with `alarms`, alarms on missed runs,
+    // runs that held the lock too long, lost leases and a paused job.
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard')
     const metrics = { namespace: 'LambdaSingletonExample', dashboard: this.dashboard }
 
@@ -116,6 +117,8 @@ export class ExampleStack extends Stack {
         description: `Sync tenant ${tenant} every 15 minutes`,
       })),
       timeout: Duration.minutes(5),
+      // A tick delivered more than 15 minutes late (a retry, a backlog) is skipped: the next is due.
+      maxTickAge: Duration.minutes(15),
       deadLetterQueueEnabled: true,
       alarms,
       metrics,

@@ -23,7 +23,14 @@ export {
   type SingletonScheduleEvent,
   type SingletonScheduleProps,
 } from './schedules.js'
-export { createAlarms, type SingletonAlarmProps, type SingletonAlarms } from './singleton-alarms.js'
+export {
+  createAlarms,
+  createMetricAlarms,
+  type SingletonAlarmProps,
+  type SingletonAlarms,
+  type SingletonMetricAlarms,
+  type SingletonMetricAlarmsWiring,
+} from './singleton-alarms.js'
 export {
   SingletonMetrics,
   type SingletonMetricsProps,

@@ -6,13 +6,18 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
 import * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import { SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
+import { LOCK_ENV, SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import type { LockTable } from './lock-table.js'
 import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
 import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
-import { createAlarms, type SingletonAlarmProps } from './singleton-alarms.js'
+import {
+  createAlarms,
+  createMetricAlarms,
+  type SingletonAlarmProps,
+  validateMetricAlarms,
+} from './singleton-alarms.js'
 import { SingletonMetrics, type SingletonMetricsProps } from './singleton-metrics.js'
 
 /** Everything about scheduling a singleton function except the function itself. */
@@ -77,11 +82,22 @@ export interface ScheduledSingletonOptions {
 
   /**
    * Alarms on the function's errors, with a dead-letter queue on undelivered ticks, and with
-   * `metrics` on lost leases.
+   * `metrics` on missed runs, runs that held the lock too long, lost leases and a paused job
+   * (those read the middleware's metrics: asking for one without `metrics` fails synth).
    *
    * @default no alarms
    */
   readonly alarms?: SingletonAlarmProps
+
+  /**
+   * Skip a tick delivered longer than this after its scheduled time (a `late` skip, without
+   * asking the lock store): Lambda retries a failed asynchronous run, and delivers throttled
+   * events, for up to 6 hours, and Scheduler retries delivery for up to `maxEventAge`. Given to
+   * the function as `LAMBDA_SINGLETON_MAX_TICK_AGE_MS` (the middleware's `maxTickAgeMs`).
+   *
+   * @default no limit: a tick runs however late it comes
+   */
+  readonly maxTickAge?: Duration
 
   /**
    * The function's lock key, below the lock store's key prefix, given to the function as
@@ -142,6 +158,12 @@ export class ScheduledSingleton extends Construct {
   readonly lockKey: string
   /** The lifecycle's metrics, their lost-lease alarm and dashboard, when `metrics` is set. */
   readonly metrics: SingletonMetrics | undefined
+  /** Alarm when no run completed within `alarms.missedRuns` schedule intervals, when made. */
+  readonly missedRunAlarm: cloudwatch.Alarm | undefined
+  /** Alarm when a run held the lock longer than `alarms.maxRunTime`, when made. */
+  readonly runTooLongAlarm: cloudwatch.Alarm | undefined
+  /** Alarm while the job is paused, when made. */
+  readonly pausedAlarm: cloudwatch.Alarm | undefined
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonProps) {
     super(scope, id)
@@ -167,6 +189,13 @@ export class ScheduledSingleton extends Construct {
       this.lockStore = this.lockBucket
     }
     this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey })
+    if (props.maxTickAge) {
+      if (!props.maxTickAge.isUnresolved() && props.maxTickAge.toMilliseconds() <= 0) {
+        throw new SingletonValidationError('maxTickAge must be above 0', this)
+      }
+      this.function.addEnvironment(LOCK_ENV.maxTickAgeMs, String(props.maxTickAge.toMilliseconds()))
+    }
+    if (props.alarms) validateMetricAlarms(this, props.alarms, props.metrics !== undefined)
 
     this.deadLetterQueue =
       props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)
@@ -220,8 +249,21 @@ export class ScheduledSingleton extends Construct {
       new SingletonMetrics(this, 'Metrics', {
         ...props.metrics,
         function: this.function,
-        ...(alarms && { alarm: { actions: props.alarms?.actions ?? [], period: alarms.period } }),
+        ...(alarms &&
+          props.alarms?.lost !== false && {
+            alarm: { actions: props.alarms?.actions ?? [], period: alarms.period },
+          }),
       })
+    const metricAlarms =
+      props.alarms &&
+      createMetricAlarms(this, props.alarms, {
+        metrics: this.metrics,
+        schedules: props.schedules,
+        timeout: this.function.timeout,
+      })
+    this.missedRunAlarm = metricAlarms?.missedRun
+    this.runTooLongAlarm = metricAlarms?.runTooLong
+    this.pausedAlarm = metricAlarms?.paused
   }
 
   private createDeadLetterQueue(): sqs.Queue {

@@ -98,7 +98,8 @@ export class SingletonMetrics extends Construct {
 
   #dashboard(given: true | cloudwatch.Dashboard): cloudwatch.Dashboard {
     const dashboard = given === true ? new cloudwatch.Dashboard(this, 'Dashboard') : given
-    const { Acquired, Held, Duplicate, Lost, ReleaseFailed, WaitMs, HeldMs } = SingletonMetric
+    const { Acquired, Completed, Held, Duplicate, Late, Paused, Lost, ReleaseFailed, WaitMs, HeldMs } =
+      SingletonMetric
     const counts = (names: SingletonMetric[]) => names.map((name) => this.metric(name, { label: name }))
     const times = (name: SingletonMetric) =>
       (['p50', 'p90', 'Maximum'] as const).map((statistic) =>
@@ -106,7 +107,10 @@ export class SingletonMetrics extends Construct {
       )
     const title = (what: string) => `${this.#function.node.path}: ${what}`
     dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: title('runs'), left: counts([Acquired, Held, Duplicate]) }),
+      new cloudwatch.GraphWidget({
+        title: title('runs'),
+        left: counts([Acquired, Completed, Held, Duplicate, Late, Paused]),
+      }),
       new cloudwatch.GraphWidget({ title: title('problems'), left: counts([Lost, ReleaseFailed]) }),
       new cloudwatch.GraphWidget({ title: title('wait for the lock (ms)'), left: times(WaitMs) }),
       new cloudwatch.GraphWidget({ title: title('lock held (ms)'), left: times(HeldMs) }),

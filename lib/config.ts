@@ -31,6 +31,11 @@ export const LOCK_ENV = {
    * the bundle.
    */
   store: 'LAMBDA_SINGLETON_STORE',
+  /**
+   * The oldest a tick may be when it is delivered, in ms after its scheduled time (the
+   * `maxTickAgeMs` option, when the option is not given): the constructs' `maxTickAge` sets it.
+   */
+  maxTickAgeMs: 'LAMBDA_SINGLETON_MAX_TICK_AGE_MS',
 } as const
 
 /** The stores the environment can name. */
@@ -81,6 +86,13 @@ export const SingletonMetric = {
   WaitMs: 'WaitMs',
   /** How long a run held the lock, from acquisition to release (milliseconds). */
   HeldMs: 'HeldMs',
+  /**
+   * A run completed: its handler returned and the lock was released with the tick recorded as
+   * done (count). What the constructs' missed-run alarm counts.
+   */
+  Completed: 'Completed',
+  /** A tick delivered later than `maxTickAgeMs` after its scheduled time, skipped (count). */
+  Late: 'Late',
 } as const
 export type SingletonMetric = (typeof SingletonMetric)[keyof typeof SingletonMetric]
 

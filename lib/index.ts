@@ -54,6 +54,7 @@ export {
   type DuplicateSkipResult,
   type HeldSkipResult,
   isSkipResult,
+  type LateSkipResult,
   type PausedSkipResult,
   SkipReason,
   type SkipResult,

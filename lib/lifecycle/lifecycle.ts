@@ -15,8 +15,8 @@ import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } f
 import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
 import { SingletonRun } from './run.js'
-import { pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
-import { isTickDone, tickIdOf } from './tick.js'
+import { lateSkipResult, pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
+import { isTickDone, tickAgeMs, tickIdOf } from './tick.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
 export type RunStart =
@@ -57,6 +57,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const config = this.#config
     const key = this.#keyOf(event, context)
     const tick = config.tickId === false ? undefined : (config.tickId?.(event, context) ?? tickIdOf(event))
+    const late = this.#late(key, tick, context)
+    if (late) return late
     const timing = runTiming(config, context, this.#clock)
     const report = this.#reportFor(context)
     const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report)
@@ -114,6 +116,24 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         return { status: 'running', run }
       }
     }
+  }
+
+  /**
+   * A tick delivered more than `maxTickAgeMs` after its scheduled time is skipped at once: its
+   * age is known from the event and the clock, so the store is not asked and nothing is written.
+   */
+  #late(key: string, tick: string | undefined, context: TContext): RunStart | undefined {
+    const limit = this.#config.maxTickAgeMs
+    if (limit === undefined || tick === undefined) return undefined
+    const age = tickAgeMs(tick, this.#clock.now())
+    if (age === undefined || age <= limit) return undefined
+    this.#reportFor(context)('warn', 'skipped: tick delivered late', {
+      outcome: Outcome.Late,
+      key,
+      tick,
+      tickAgeMs: age,
+    })
+    return { status: 'skipped', result: lateSkipResult(key, tick, age, limit) }
   }
 
   /** Tries the lock for one invocation: the attempt, and how long it took (waiting included). */

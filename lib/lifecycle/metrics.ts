@@ -27,6 +27,7 @@ const COUNTS: Partial<Record<OutcomeEvent['outcome'], SingletonMetric>> = {
   [Outcome.Acquired]: SingletonMetric.Acquired,
   [Outcome.Held]: SingletonMetric.Held,
   [Outcome.Duplicate]: SingletonMetric.Duplicate,
+  [Outcome.Late]: SingletonMetric.Late,
   [Outcome.Lost]: SingletonMetric.Lost,
   [Outcome.ReleaseFailed]: SingletonMetric.ReleaseFailed,
   [Outcome.Paused]: SingletonMetric.Paused,
@@ -90,6 +91,7 @@ function metricValues(event: OutcomeEvent): MetricValue[] {
   const values: MetricValue[] = []
   const count = COUNTS[event.outcome]
   if (count) values.push([count, 1])
+  if (event.outcome === Outcome.Released && event.completed) values.push([SingletonMetric.Completed, 1])
   if (event.waitMs !== undefined) values.push([SingletonMetric.WaitMs, event.waitMs])
   if (event.heldMs !== undefined) values.push([SingletonMetric.HeldMs, event.heldMs])
   return values

@@ -54,6 +54,17 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
    * @default EventBridge Scheduler `scheduledTime` (construct payload) or a rule's `time`
    */
   readonly tickId?: false | ((event: TEvent, context: TContext) => string | undefined)
+  /**
+   * Skip a tick delivered more than this long after its scheduled time, in ms: a retry of a
+   * failed run or a throttled delivery that comes hours later (Lambda retries asynchronous
+   * invocations for up to 6 hours) is answered with a `late` skip, without asking the store.
+   * Judged by the local clock against the tick's time (the event's `scheduledTime`, a rule's
+   * `time`, or what `tickId` returns, when it is an ISO 8601 time); an event without a tick, or
+   * whose tick is not a time, is never late, nor is a tick in the future.
+   * @default process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS (the constructs' `maxTickAge`), else
+   *   no limit
+   */
+  readonly maxTickAgeMs?: number
   /** @default one JSON line per outcome on the console */
   readonly logger?: SingletonLogger
   /** Called once per outcome, e.g. to emit a metric. Must not throw. */
@@ -90,6 +101,7 @@ export interface ResolvedOptions<TEvent, TContext> {
   readonly heartbeatMs: number | undefined
   readonly clockSkewMarginMs: number
   readonly tickId: false | ((event: TEvent, context: TContext) => string | undefined) | undefined
+  readonly maxTickAgeMs: number | undefined
   readonly logger: SingletonLogger
   readonly onOutcome: ((event: OutcomeEvent) => void) | undefined
   readonly metrics: boolean | SingletonMetricsOptions | undefined
@@ -139,6 +151,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
       `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
     )
   }
+  const maxTickAgeMs = resolveMaxTickAge(options.maxTickAgeMs, fail)
   return {
     store,
     keyPrefix,
@@ -149,6 +162,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     heartbeatMs,
     clockSkewMarginMs,
     tickId: options.tickId,
+    maxTickAgeMs,
     logger: options.logger ?? consoleLogger,
     onOutcome: options.onOutcome,
     metrics: options.metrics,
@@ -156,6 +170,19 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     pauseAfterFailures,
     clock: options.clock,
   }
+}
+
+/** The `maxTickAgeMs` option, else the environment's; refused unless a finite number of ms above 0. */
+function resolveMaxTickAge(given: unknown, fail: (message: string) => never): number | undefined {
+  const fromEnv = process.env[LOCK_ENV.maxTickAgeMs] || undefined
+  if (given === undefined && fromEnv === undefined) return undefined
+  const value = given ?? Number(fromEnv)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    const source = given === undefined ? `${LOCK_ENV.maxTickAgeMs} (from the environment)` : 'maxTickAgeMs'
+    const shown = given === undefined ? JSON.stringify(fromEnv) : String(given)
+    fail(`${source} must be a finite number of ms above 0, got ${shown}`)
+  }
+  return value as number
 }
 
 function isStore(value: unknown): value is LockStore {

@@ -8,6 +8,11 @@ export const Outcome = {
   Duplicate: 'duplicate',
   /** The job is paused (or just paused itself after failed runs); the handler did not run. */
   Paused: 'paused',
+  /**
+   * The tick was delivered more than `maxTickAgeMs` after its scheduled time; the handler did not
+   * run, and the store was not asked.
+   */
+  Late: 'late',
   /** The handler finished (or failed) and the lock was released. */
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
@@ -33,5 +38,12 @@ export interface OutcomeEvent {
   readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
   /** On `paused` when the job paused itself: its failed runs in a row. */
   readonly failures?: number
+  /**
+   * On `released`: whether the handler completed (returned), so the release recorded the tick as
+   * done and cleared the checkpoint; `false` when it threw or timed out.
+   */
+  readonly completed?: boolean
+  /** On `late`: how long after its scheduled time the tick was delivered, by the local clock. */
+  readonly tickAgeMs?: number
   readonly error?: Error
 }

@@ -119,6 +119,7 @@ export class SingletonRun {
           token: lease.token,
           ...(tick && { tick }),
           heldMs: this.#settings.clock.now() - this.#acquiredAt,
+          completed: succeeded,
         })
         const paused = lease.record.paused
         if (counted.pause && paused?.at === counted.pause.at && paused.by === counted.pause.by) {

@@ -7,6 +7,8 @@ export const SkipReason = {
   Duplicate: 'duplicate',
   /** The job is paused (`lambda-singleton pause`, or `pauseAfterFailures`). */
   Paused: 'paused',
+  /** The tick was delivered more than `maxTickAgeMs` after its scheduled time. */
+  Late: 'late',
 } as const
 export type SkipReason = (typeof SkipReason)[keyof typeof SkipReason]
 
@@ -60,8 +62,28 @@ export interface PausedSkipResult extends SkipResultBase {
   readonly until: undefined
 }
 
+/**
+ * The tick was delivered more than `maxTickAgeMs` after its scheduled time (a retry hours later,
+ * a backlog drained): skipped without asking the store, so nobody is named.
+ */
+export interface LateSkipResult extends SkipResultBase {
+  readonly reason: typeof SkipReason.Late
+  /** The late tick: its scheduled time. */
+  readonly tick: string
+  /** How long after its scheduled time it was delivered, in ms, by the local clock. */
+  readonly tickAgeMs: number
+  /** The limit it passed (the `maxTickAgeMs` option). */
+  readonly maxTickAgeMs: number
+  /** Not given: the store was not read. */
+  readonly holder: undefined
+  /** Not given: the store was not read. */
+  readonly token: undefined
+  /** Not given: the store was not read. */
+  readonly until: undefined
+}
+
 /** The response of an invocation that did not run its handler; `reason` tells which. */
-export type SkipResult = HeldSkipResult | DuplicateSkipResult | PausedSkipResult
+export type SkipResult = HeldSkipResult | DuplicateSkipResult | LateSkipResult | PausedSkipResult
 
 export function isSkipResult(value: unknown): value is SkipResult {
   return typeof value === 'object' && value !== null && (value as { skipped?: unknown }).skipped === true
@@ -105,4 +127,23 @@ export function pauseFields(paused: PauseRecord): {
   note: string | undefined
 } {
   return { pausedBy: paused.by, pausedAt: new Date(paused.at * 1000).toISOString(), note: paused.note }
+}
+/** The answer to a late tick: which lock and tick, how late, and the limit. */
+export function lateSkipResult(
+  key: string,
+  tick: string,
+  tickAgeMs: number,
+  maxTickAgeMs: number,
+): LateSkipResult {
+  return {
+    skipped: true,
+    reason: SkipReason.Late,
+    key,
+    tick,
+    tickAgeMs,
+    maxTickAgeMs,
+    holder: undefined,
+    token: undefined,
+    until: undefined,
+  }
 }

@@ -33,6 +33,16 @@ export function isTickDone(tick: string, lastRun: string | undefined): boolean {
 }
 
 /**
+ * How long after its scheduled time `tick` is delivered at `now`, in ms, when the tick is an ISO
+ * 8601 time (the construct's `scheduledTime`, a rule's `time`); `undefined` when it is not one.
+ * Negative for a tick in the future (a clock behind the scheduler's).
+ */
+export function tickAgeMs(tick: string, now: number): number | undefined {
+  const scheduled = isIsoTime(tick) ? Date.parse(tick) : Number.NaN
+  return Number.isNaN(scheduled) ? undefined : now - scheduled
+}
+
+/**
  * Only ISO 8601 times compare by time: `Date.parse` reads dates into many other strings. (The
  * pattern lives in the function, not in a module constant, so that mutation testing can tell
  * which tests reach it instead of running the whole suite for each change to it.)

@@ -473,6 +473,127 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       }
     })
 
+    describe('late ticks (maxTickAgeMs)', () => {
+      const HOUR = 3_600_000
+      /** The scheduler payload of a tick scheduled `ageMs` before the clock's now. */
+      const tickAged = (clock: ManualClock, ageMs: number) =>
+        schedulerEvent(new Date(clock.now() - ageMs).toISOString())
+      const requests = (memory: MemoryLockStore) =>
+        memory.requests.read + memory.requests.create + memory.requests.replace
+
+      it('skips a tick delivered later than maxTickAgeMs, asking the store nothing and writing nothing', async () => {
+        const { clock, wrap, context, memory, outcomes } = world(adapter)
+        let ran = false
+        const handler = wrap(
+          async () => {
+            ran = true
+          },
+          { maxTickAgeMs: HOUR },
+        )
+        const event = tickAged(clock, 3 * HOUR) // Lambda's third retry, hours after the tick
+        const before = requests(memory)
+        expect(await clock.run(handler(event, context()))).toEqual({
+          skipped: true,
+          reason: 'late',
+          key: KEY,
+          tick: event.scheduledTime,
+          tickAgeMs: 3 * HOUR,
+          maxTickAgeMs: HOUR,
+          holder: undefined,
+          token: undefined,
+          until: undefined,
+        })
+        expect(ran).toBe(false)
+        expect(requests(memory)).toBe(before)
+        expect(memory.peek(KEY)).toBeUndefined()
+        expect(outcomes).toEqual([
+          { outcome: 'late', key: KEY, tick: event.scheduledTime, tickAgeMs: 3 * HOUR },
+        ])
+      })
+
+      it('runs a tick delivered exactly maxTickAgeMs after its time, and skips one a millisecond older', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: 60_000 })
+        expect(await clock.run(handler(tickAged(clock, 60_001), context()))).toMatchObject({ reason: 'late' })
+        expect(await clock.run(handler(tickAged(clock, 60_000), context()))).toBe('ran')
+      })
+
+      it('judges the age when the invocation arrives, not when the tick was made', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: 10 * 60_000 })
+        const event = tickAged(clock, 0)
+        await clock.advance(10 * 60_000 + 1_000) // delivered 10 min 1 s after its time
+        expect(await clock.run(handler(event, context()))).toMatchObject({
+          reason: 'late',
+          tickAgeMs: 601_000,
+        })
+      })
+
+      it('never finds an event without a tick late', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: 1 })
+        expect(await clock.run(handler({ invokedBy: 'hand' }, context()))).toBe('ran')
+      })
+
+      it('never finds a tick in the future late (a local clock behind the scheduler’s)', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: 1 })
+        expect(await clock.run(handler(tickAged(clock, -5 * 60_000), context()))).toBe('ran')
+      })
+
+      it('never finds a tick that is not a time late (a tickId function of yours)', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: 1, tickId: () => 'batch-7' })
+        expect(await clock.run(handler({}, context()))).toBe('ran')
+      })
+
+      it('judges the time a tickId function returns, when it is one', async () => {
+        const { clock, wrap, context } = world(adapter)
+        const old = new Date(clock.now() - 2 * HOUR).toISOString()
+        const handler = wrap(async () => 'ran', { maxTickAgeMs: HOUR, tickId: () => old })
+        expect(await clock.run(handler({}, context()))).toMatchObject({ reason: 'late', tick: old })
+      })
+
+      it('has no limit by default: a tick a day old runs', async () => {
+        const { clock, wrap, context } = world(adapter)
+        expect(await clock.run(wrap(async () => 'ran')(tickAged(clock, 24 * HOUR), context()))).toBe('ran')
+      })
+
+      it('takes the limit from LAMBDA_SINGLETON_MAX_TICK_AGE_MS (the constructs’ maxTickAge); the option wins', async () => {
+        const saved = process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS
+        process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS = '60000'
+        try {
+          const { clock, wrap, context } = world(adapter)
+          const fromEnv = wrap(async () => 'ran')
+          const given = wrap(async () => 'ran', { maxTickAgeMs: 2 * HOUR })
+          expect(await clock.run(fromEnv(tickAged(clock, HOUR), context()))).toMatchObject({
+            reason: 'late',
+            maxTickAgeMs: 60_000,
+          })
+          expect(await clock.run(given(tickAged(clock, HOUR), context()))).toBe('ran')
+          process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS = 'an hour'
+          expect(() => wrap(async () => 'ran')).toThrow(/LAMBDA_SINGLETON_MAX_TICK_AGE_MS.*"an hour"/)
+        } finally {
+          if (saved === undefined) delete process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS
+          else process.env.LAMBDA_SINGLETON_MAX_TICK_AGE_MS = saved
+        }
+      })
+
+      it.each([
+        ['zero', 0],
+        ['a negative number', -1],
+        ['NaN', Number.NaN],
+        ['Infinity', Number.POSITIVE_INFINITY],
+        ['a string', '60000' as unknown as number],
+      ])('refuses %s as maxTickAgeMs when the handler is made (LockOptionsError)', (_, maxTickAgeMs) => {
+        const { wrap } = world(adapter)
+        expect(() => wrap(async () => 'ran', { maxTickAgeMs })).toThrow(LockOptionsError)
+        expect(() => wrap(async () => 'ran', { maxTickAgeMs })).toThrow(
+          /maxTickAgeMs must be a finite number/,
+        )
+      })
+    })
+
     it('types context.singleton for the handler', async () => {
       const { clock, wrap, context, record } = world(adapter)
       const handler = wrap(async (_event, ctx) => {

@@ -100,12 +100,16 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
             {
               Namespace: 'Jobs',
               Dimensions: [['LockKey', 'FunctionName'], ['FunctionName']],
-              Metrics: [{ Name: 'HeldMs', Unit: 'Milliseconds' }],
+              Metrics: [
+                { Name: 'Completed', Unit: 'Count' },
+                { Name: 'HeldMs', Unit: 'Milliseconds' },
+              ],
             },
           ],
         },
         LockKey: 'locks/report-fn',
         FunctionName: 'report-fn',
+        Completed: 1,
         HeldMs: 2_500,
       },
     ])
@@ -190,6 +194,28 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     await clock.run(handler({}, context()))
     expect(metrics().filter((m) => 'Lost' in m)).toEqual([{ Lost: [1, 'Count'] }])
     expect(metrics().some((m) => 'HeldMs' in m)).toBe(false) // never released
+  })
+
+  it('counts a completed run, and not a run whose handler threw (both are released, both measured)', async () => {
+    const { clock, wrap, context, metrics, metricsOptions } = metricsWorld()
+    const handler = wrap(async (event) => {
+      await clock.sleep(1_000)
+      if ((event as { fail?: boolean }).fail) throw new Error('job failed')
+    }, metricsOptions())
+    await clock.run(handler({}, context()))
+    await expect(clock.run(handler({ fail: true }, context()))).rejects.toThrow('job failed')
+    expect(metrics().filter((m) => 'HeldMs' in m)).toEqual([
+      { Completed: [1, 'Count'], HeldMs: [1_000, 'Milliseconds'] },
+      { HeldMs: [1_000, 'Milliseconds'] },
+    ])
+  })
+
+  it('counts a late tick, with no wait: the store was not asked', async () => {
+    const { clock, wrap, context, metrics, metricsOptions } = metricsWorld()
+    const handler = wrap(async () => 'ran', metricsOptions({ maxTickAgeMs: 60_000 }))
+    const twoHoursAgo = new Date(clock.now() - 2 * 3_600_000).toISOString()
+    await clock.run(handler(schedulerEvent(twoHoursAgo), context()))
+    expect(metrics()).toEqual([{ Late: [1, 'Count'] }])
   })
 
   it('counts a failed release', async () => {

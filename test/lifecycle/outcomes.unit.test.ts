@@ -31,10 +31,24 @@ describe('outcomes and log lines', () => {
         token: expect.any(Number),
         tick: '2026-11-21T03:00:00Z',
         heldMs: 2_500,
+        completed: true,
       },
     ])
     expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
+  })
+
+  it('a late tick is a warning naming the tick and how late it came', async () => {
+    const { clock, wrap, context, lines } = world()
+    const tick = new Date(clock.now() - 7_200_000).toISOString()
+    await clock.run(wrap(async () => 'ok', { maxTickAgeMs: 3_600_000 })(schedulerEvent(tick), context()))
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        message: 'skipped: tick delivered late',
+        fields: { outcome: 'late', key: KEY, tick, tickAgeMs: 7_200_000, component: 'lambda-singleton' },
+      },
+    ])
   })
 
   it('carry no tick when the event is not a scheduled tick', async () => {
