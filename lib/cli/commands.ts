@@ -4,6 +4,7 @@ import { Lock } from '../core/lock.js'
 import type { LockInfo } from '../core/lock-options.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
+import { exec } from './exec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
 import { duration, type LockView, lockLines, lockTable, type UnreadableView, viewOf } from './format.js'
 import type { OpenStore } from './store.js'
@@ -32,6 +33,7 @@ export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<E
   watch: (context) => watch(context, () => readLocks(context)),
   'force-release': forceRelease,
   reset,
+  exec,
 }
 
 function lockAt(context: CommandContext, key: string): Lock {
