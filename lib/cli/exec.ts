@@ -13,7 +13,7 @@ import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonLogger } from '../lifecycle/logger.js'
 import { OnHeld } from '../lifecycle/options.js'
 import type { SingletonRun } from '../lifecycle/run.js'
-import { type SkipResult, SkipReason } from '../lifecycle/skip.js'
+import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
 import type { CommandContext } from './commands.js'
 import { type ExecLine, ExecOnHeld } from './exec-args.js'
 import { ExitCode } from './exit-codes.js'
@@ -68,7 +68,10 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
     'lambda-singleton exec',
   )
   // One owner per wrapper process: the operator (--owner, or user@host), then pid and a nonce.
-  const invocation = { functionName: context.operator, awsRequestId: `${process.pid}-${randomUUID().slice(0, 8)}` }
+  const invocation = {
+    functionName: context.operator,
+    awsRequestId: `${process.pid}-${randomUUID().slice(0, 8)}`,
+  }
   const start = await lifecycle.begin(undefined, invocation)
   if (start.status === 'skipped') return skipCode(start.result, settings)
   const { run } = start

@@ -22,7 +22,12 @@ export function execSuite(engine: ExecEngine) {
   const record = async (lockKey: string) => {
     const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
     if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
-    return JSON.parse(stdout).record as { token: number; expires_at: number; last_run?: string; owner: string }
+    return JSON.parse(stdout).record as {
+      token: number
+      expires_at: number
+      last_run?: string
+      owner: string
+    }
   }
 
   describe(`lambda-singleton exec on ${engine.name}`, () => {
@@ -45,7 +50,16 @@ export function execSuite(engine: ExecEngine) {
       const log = new JobLog()
       const lockKey = key()
       const runs = ['1', '2', '3', '4', '5'].map((id) =>
-        exec(['--key', lockKey, '--on-held', 'wait', '--wait', '300s', '--', ...log.job(id, { sleepMs: 400 })]),
+        exec([
+          '--key',
+          lockKey,
+          '--on-held',
+          'wait',
+          '--wait',
+          '300s',
+          '--',
+          ...log.job(id, { sleepMs: 400 }),
+        ]),
       )
       const codes = await Promise.all(runs.map(async (run) => (await run.exited()).code))
       expect(codes).toEqual([0, 0, 0, 0, 0])
@@ -150,7 +164,10 @@ export function execSuite(engine: ExecEngine) {
       const took = await log.waitFor((note) => note.id === 'next' && note.what === 'start')
       expect(Number(took.token)).toBeGreaterThan(Number(crashed.token))
       expect(took.at).toBeGreaterThan(killedAt)
-      measured(`${engine.name}: wrapper SIGKILL -> next command starts (ttl 5 s, margin 2 s)`, took.at - killedAt)
+      measured(
+        `${engine.name}: wrapper SIGKILL -> next command starts (ttl 5 s, margin 2 s)`,
+        took.at - killedAt,
+      )
     })
 
     it('--tick: a tick that completed is skipped; a failed one is not recorded and runs again', async () => {

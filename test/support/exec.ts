@@ -67,7 +67,8 @@ export class JobLog {
       .map((start) => ({
         id: start.id,
         start: start.at,
-        end: notes.find((note) => note.id === start.id && note.what === 'end')?.at ?? Number.POSITIVE_INFINITY,
+        end:
+          notes.find((note) => note.id === start.id && note.what === 'end')?.at ?? Number.POSITIVE_INFINITY,
         token: Number(start.token),
       }))
       .sort((a, b) => a.start - b.start)
