@@ -81,6 +81,8 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
     return ExitCode.Interrupted
   }
   const ended = await supervise(run, settings, context.err)
+  const fields = { key: line.key, token: run.handle.token, status: ended.status, lost: ended.lost }
+  context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
   // The command's own status passes through: any number 0-255, not only the CLI's own codes.
   return ended.lost ? ExitCode.Lost : (ended.status as ExitCode)
