@@ -12,6 +12,7 @@ import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler'
 import * as sns from 'aws-cdk-lib/aws-sns'
 import * as sqs from 'aws-cdk-lib/aws-sqs'
 import { describe, expect, it } from 'vitest'
+import { RebuildStack } from '../../examples/beyond-lambda/task-stack.js'
 import { LockBucket, LockTable, ScheduledSingletonTask, SingletonValidationError } from '../../infra/index.js'
 import { nagFindings, testStack, thrown } from './support.js'
 
@@ -178,6 +179,14 @@ describe('ScheduledSingletonTask', () => {
     expect(
       thrown(() => new ScheduledSingletonTask(stack, 'B', { image, command: ['x'], schedules: [] })).message,
     ).toMatch(/at least one schedule/)
+  })
+
+  it('synthesizes the example of docs/beyond-lambda.md, cdk-nag clean', () => {
+    const stack = new RebuildStack(testStack().node.root as never, 'Rebuild')
+    const template = Template.fromStack(stack)
+    template.resourceCountIs('AWS::Scheduler::Schedule', 1)
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '1024', Memory: '4096' })
+    expect(nagFindings(stack)).toEqual([])
   })
 
   it('passes cfn-lint', () => {
