@@ -57,8 +57,9 @@ export interface ScheduledSingletonTaskProps {
   readonly memoryLimitMiB?: number
   /** More settings of the job's container (environment, secrets, …). @default none */
   readonly containerProps?: Omit<ecs.ContainerDefinitionOptions, 'image' | 'command' | 'logging'>
-  /** @default Scheduler's defaults as ScheduledSingleton's: 3 retries, 1 hour */
+  /** How many times Scheduler retries starting the task (0–185). @default 3 */
   readonly retryAttempts?: number
+  /** How long Scheduler keeps trying to start one tick (1 minute to 24 hours). @default Duration.hours(1) */
   readonly maxEventAge?: Duration
   /** A queue for ticks Scheduler could not start (RunTask failed). @default none */
   readonly deadLetterQueue?: sqs.IQueue
@@ -83,19 +84,29 @@ const CONTAINER = 'job'
  * leases read from exec's log lines.
  */
 export class ScheduledSingletonTask extends Construct {
+  /** The cluster the task runs in (given or created). */
   readonly cluster: ecs.ICluster
+  /** The task definition: one container, `job`, whose command `exec` wraps. */
   readonly taskDefinition: ecs.FargateTaskDefinition
+  /** The job's container. */
   readonly container: ecs.ContainerDefinition
+  /** Where the container's output goes, exec's JSON lines included (one month). */
   readonly logGroup: logs.LogGroup
+  /** Where the lock lives: the `lockTable`, the `lockBucket`, or a new `LockBucket`. */
   readonly lockStore: LockBucket | LockTable
-  /** The lock key below the store's prefix, and the whole key exec locks. */
+  /** The lock key below the store's prefix (`lockKey`, or the construct path). */
   readonly lockKey: string
+  /** The whole key exec locks: the store's prefix and `lockKey`. */
   readonly fullLockKey: string
+  /** One schedule per entry of `schedules`, in the same order. */
   readonly schedules: readonly scheduler.Schedule[]
+  /** The role Scheduler assumes to run the task: `ecs:RunTask` and `iam:PassRole` of its roles. */
   readonly scheduleRole: iam.Role
-  /** The failed-runs and lost-lease metrics read from the logs. */
+  /** Runs whose command exited non-zero or that could not use the lock (from the logs). */
   readonly failedRuns: cloudwatch.Metric
+  /** Leases lost while the command ran (from the logs). */
   readonly lostLeases: cloudwatch.Metric
+  /** The alarms made for `alarms`: failed runs, lost leases, and the dead-letter queue if any. */
   readonly alarms: readonly cloudwatch.Alarm[]
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonTaskProps) {
