@@ -18,6 +18,7 @@ export {
   type ScheduledSingletonFunctionProps,
   type SingletonFunctionProps,
 } from './scheduled-singleton-function.js'
+export { ScheduledSingletonTask, type ScheduledSingletonTaskProps } from './scheduled-singleton-task.js'
 export {
   SCHEDULE_LIMITS,
   type SingletonScheduleEvent,

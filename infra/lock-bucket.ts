@@ -7,7 +7,7 @@ import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { secureBucketProps } from './private/bucket-props.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
-import { type BindOptions, bindLockKey } from './private/lock-key.js'
+import { type BindOptions, bindLockKey, validateLockKey } from './private/lock-key.js'
 import { acknowledgeWildcardResource } from './private/nag.js'
 
 /** What a lock holder does: read the lock object, and write it conditionally. Nothing else. */
@@ -184,6 +184,23 @@ export class LockBucket extends Construct {
           'the grant covers the lock prefix, and only with GetObject and PutObject.',
       )
     }
+    return grant
+  }
+
+  /**
+   * Lets `grantee` hold one lock only: `s3:GetObject` and `s3:PutObject` on the object at
+   * `keyPrefix + lockKey` and nothing else (plus the bucket's KMS key, if any). For a job whose
+   * key is fixed at deploy time, such as a `ScheduledSingletonTask`.
+   */
+  grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
+    validateLockKey(this, lockKey)
+    const grant = iam.Grant.addToPrincipalOrResource({
+      grantee,
+      actions: [...LOCK_ACTIONS],
+      resourceArns: [this.bucket.arnForObjects(`${this.keyPrefix}${lockKey}`)],
+      resource: this.bucket,
+    })
+    this.bucket.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:GenerateDataKey')
     return grant
   }
 

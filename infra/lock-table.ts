@@ -7,7 +7,7 @@ import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
-import { type BindOptions, bindLockKey } from './private/lock-key.js'
+import { type BindOptions, bindLockKey, validateLockKey } from './private/lock-key.js'
 import { acknowledgeWildcardAction } from './private/nag.js'
 
 /**
@@ -206,6 +206,26 @@ export class LockTable extends Construct {
         }
       }
     }
+    return grant
+  }
+
+  /**
+   * Lets `grantee` hold one lock only: `dynamodb:GetItem` and `dynamodb:PutItem` on the item whose
+   * partition key is `keyPrefix + lockKey` (`ForAllValues:StringEquals` on `dynamodb:LeadingKeys`),
+   * plus the table's customer managed KMS key, if any. For a job whose key is fixed at deploy
+   * time, such as a `ScheduledSingletonTask`.
+   */
+  grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
+    validateLockKey(this, lockKey)
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: [...TABLE_LOCK_ACTIONS],
+      resourceArns: [this.table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [`${this.keyPrefix}${lockKey}`] },
+      },
+    })
+    this.table.encryptionKey?.grant(grantee, ...TABLE_KEY_ACTIONS)
     return grant
   }
 

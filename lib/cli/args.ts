@@ -7,6 +7,7 @@ import {
   OPTIONS,
   type OptionName,
 } from './commands-spec.js'
+import { type ExecLine, execLine } from './exec-args.js'
 import { UsageError } from './exit-codes.js'
 import type { StoreTarget } from './store.js'
 
@@ -28,6 +29,8 @@ export interface CommandLine {
   readonly now: boolean
   readonly intervalMs: number
   readonly json: boolean
+  /** `exec`: the command to run, and how. */
+  readonly exec?: ExecLine
 }
 
 export type Parsed =
@@ -52,7 +55,13 @@ export function parseCommandLine(argv: readonly string[]): Parsed {
   if (beforeEnd.includes('--help') || beforeEnd.includes('-h')) {
     return named === undefined ? { kind: 'help' } : { kind: 'help', command: named }
   }
-  const { values, positionals, tokens } = strictParse(argv)
+  const { values, positionals: all, tokens } = strictParse(argv)
+  // Words after `--` are the command `exec` runs, never this program's.
+  const end = tokens.find((token) => token.kind === 'option-terminator')?.index ?? Number.POSITIVE_INFINITY
+  const afterEnd = tokens.flatMap((token) =>
+    token.kind === 'positional' && token.index > end ? [token.value ?? ''] : [],
+  )
+  const positionals = all.slice(0, all.length - afterEnd.length)
   const [name, ...rest] = positionals
   if (name === 'help') {
     if (rest.length > 1 || tokens.some((token) => token.kind === 'option'))
@@ -67,9 +76,14 @@ export function parseCommandLine(argv: readonly string[]): Parsed {
   }
   if (name === undefined) throw new UsageError('no command given')
   const command = commandNamed(name)
-  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`, command)
+  const unexpected = rest[0] ?? (command === 'exec' ? undefined : afterEnd[0])
+  if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`, command)
   checkOptionsOf(command, tokens)
-  return { kind: 'run', ...commandLine(command, values) }
+  return {
+    kind: 'run',
+    ...commandLine(command, values),
+    ...(command === 'exec' && { exec: execLine(values, afterEnd) }),
+  }
 }
 
 function strictParse(argv: readonly string[]) {

@@ -60,6 +60,31 @@ export const OPTIONS = {
   },
   interval: { type: 'string', value: 'SECONDS', help: 'time between refreshes (default: 2)' },
   json: { type: 'boolean', help: 'print JSON instead of a table (watch: one JSON document per line)' },
+  ttl: {
+    type: 'string',
+    value: 'DURATION',
+    help: 'exec: the lease, renewed every third of it; a crashed wrapper frees the lock this long after its last renewal (default: 60s)',
+  },
+  'on-held': {
+    type: 'string',
+    value: 'skip|wait|fail',
+    help: 'exec: when another run holds the lock, exit 0 without running (skip, the default), wait up to --wait for it, or exit 7 (fail)',
+  },
+  wait: {
+    type: 'string',
+    value: 'DURATION',
+    help: 'exec: how long to wait for a held lock before --on-held applies (wait: then exit 7)',
+  },
+  tick: {
+    type: 'string',
+    value: 'ID',
+    help: 'exec: the tick this run stands for (e.g. its scheduled time): a tick that completed is not run again',
+  },
+  'kill-after': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'exec: when the lease is lost the command gets SIGTERM, then SIGKILL this long after (default: 10s)',
+  },
   help: { type: 'boolean', short: 'h', help: "print this command's help" },
   version: { type: 'boolean', help: 'print the version' },
 } as const satisfies Record<string, OptionSpec>
@@ -158,6 +183,20 @@ export const COMMANDS = {
       "--back-to-clock takes the store's time itself and may lower the token: the way back for a " +
       'lock whose token ran ahead of the clock. Refuses (exit 4) an object it cannot prove released ' +
       'or expired, unless --force.',
+  },
+  exec: {
+    summary: 'run a command while holding the lock, its token in its environment',
+    synopsis:
+      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail] [--wait DURATION] [--tick ID] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
+    options: [...STORE_OPTIONS, 'key', 'ttl', 'on-held', 'wait', 'tick', 'kill-after', 'owner'],
+    required: ['key'],
+    details:
+      'Takes the lock, runs COMMAND with LAMBDA_SINGLETON_TOKEN, LAMBDA_SINGLETON_KEY, LAMBDA_SINGLETON_OWNER ' +
+      'and LAMBDA_SINGLETON_EXPIRES_AT in its environment, renews the lease while it runs and releases it ' +
+      'when it exits, with its exit status (128+N when signal N ended it). SIGINT, SIGTERM and SIGHUP are ' +
+      'passed on to it. When the lease is lost (taken over, or not renewed in time) the command gets ' +
+      'SIGTERM, then SIGKILL after --kill-after, and exec exits 8. With --tick, a tick that completed ' +
+      'is skipped (exit 0), and one the command ran to exit 0 is recorded as done. DURATION: 30, 30s, 500ms, 5m, 1h.',
   },
 } as const satisfies Record<string, CommandSpec>
 export type CommandName = keyof typeof COMMANDS

@@ -5,6 +5,7 @@ import type { LockInfo } from '../core/lock-options.js'
 import type { PauseRecord } from '../core/record.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
+import { exec } from './exec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
 import { duration, type LockView, lockLines, lockTable, type UnreadableView, viewOf } from './format.js'
 import type { OpenStore } from './store.js'
@@ -35,6 +36,7 @@ export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<E
   pause,
   resume,
   reset,
+  exec,
 }
 
 function lockAt(context: CommandContext, key: string): Lock {

@@ -33,6 +33,14 @@ export const ExitCode = {
   Corrupted: 5,
   /** The AWS configuration is incomplete or refused: no region, no credentials, bad credentials. */
   Configuration: 6,
+  /** `exec`: another run holds the lock, and `--on-held fail` (or `wait`, the wait ran out) says to fail. */
+  Held: 7,
+  /** `exec`: the lease was lost while the command ran; the command was stopped (SIGTERM, then SIGKILL). */
+  Lost: 8,
+  /** `exec`: the command was found but could not be started (not executable, permission denied). */
+  CannotRun: 126,
+  /** `exec`: no such command. */
+  CommandNotFound: 127,
   /** Interrupted (Ctrl-C) before done; `watch` ends with 0 instead, as that is how it is stopped. */
   Interrupted: 130,
 } as const

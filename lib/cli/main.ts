@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
 import { type CommandLine, parseCommandLine } from './args.js'
 import { RUNNERS } from './commands.js'
+import { forwardsSignals } from './exec.js'
 import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
 import { commandHelp, programHelp, usageLine } from './help.js'
 import { defaultOperator, packageVersion } from './identity.js'
@@ -102,6 +103,7 @@ if (invokedDirectly) {
   // The first Ctrl-C ends `watch` and abandons reads; writes finish (they are bounded), so that
   // the lock is never left in doubt. A second one ends the process at once.
   const onSignal = () => {
+    if (forwardsSignals()) return // `exec` passes it on to its command, and releases after it
     if (interrupt.signal.aborted) process.exit(ExitCode.Interrupted)
     interrupt.abort()
   }

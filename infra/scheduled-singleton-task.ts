@@ -1,0 +1,329 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib'
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
+import * as ec2 from 'aws-cdk-lib/aws-ec2'
+import * as ecs from 'aws-cdk-lib/aws-ecs'
+import * as iam from 'aws-cdk-lib/aws-iam'
+import * as logs from 'aws-cdk-lib/aws-logs'
+import * as scheduler from 'aws-cdk-lib/aws-scheduler'
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
+import type * as sqs from 'aws-cdk-lib/aws-sqs'
+import { Construct } from 'constructs'
+import { SingletonValidationError } from './errors.js'
+import { LockBucket } from './lock-bucket.js'
+import { DEFAULT_PARTITION_KEY, type LockTable } from './lock-table.js'
+import { validateLockKey } from './private/lock-key.js'
+import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
+import type { SingletonAlarmProps } from './singleton-alarms.js'
+
+/** Props of `ScheduledSingletonTask`: a container job on Fargate, at most one at a time. */
+export interface ScheduledSingletonTaskProps {
+  /** The job's image: it must have the `lambda-singleton` package (see `execCommand`). */
+  readonly image: ecs.ContainerImage
+  /** The job's command, run by `lambda-singleton exec` while it holds the lock, e.g. `['node', 'job.js']`. */
+  readonly command: readonly string[]
+  /** How to start `lambda-singleton` in the image. @default ['npx', '--no', 'lambda-singleton'] */
+  readonly execCommand?: readonly string[]
+  /** The EventBridge Scheduler schedules that start the task: at least one. */
+  readonly schedules: readonly SingletonScheduleProps[]
+  /** Where the lock lives, in S3. @default a new `LockBucket`, unless `lockTable` is given */
+  readonly lockBucket?: LockBucket
+  /** Where the lock lives, in DynamoDB, instead of `lockBucket`. @default none */
+  readonly lockTable?: LockTable
+  /**
+   * The lock key below the store's prefix. Tasks and functions that use the same store and key
+   * share one lock. @default the construct path, e.g. `Jobs/Rebuild`
+   */
+  readonly lockKey?: string
+  /** The lease, renewed every third of it: a crashed task frees the lock this long after. @default 2 minutes */
+  readonly ttl?: Duration
+  /** From SIGTERM to SIGKILL when the lease is lost (`--kill-after`). @default 10 seconds */
+  readonly killAfter?: Duration
+  /** The cluster to run in. @default a new cluster, in `vpc` */
+  readonly cluster?: ecs.ICluster
+  /**
+   * The VPC of a new cluster. @default a new VPC of public subnets only, no NAT gateway, with
+   * flow logs; the task gets a public IP to pull its image and reach the store
+   */
+  readonly vpc?: ec2.IVpc
+  /** The subnets of the task. @default the cluster's private subnets with egress; public ones in a new VPC */
+  readonly vpcSubnets?: ec2.SubnetSelection
+  /** @default true in a new VPC, otherwise false */
+  readonly assignPublicIp?: boolean
+  /** @default a new security group with no inbound rule */
+  readonly securityGroups?: ec2.ISecurityGroup[]
+  /** @default 256 (.25 vCPU) */
+  readonly cpu?: number
+  /** @default 512 */
+  readonly memoryLimitMiB?: number
+  /** More settings of the job's container (environment, secrets, …). @default none */
+  readonly containerProps?: Omit<ecs.ContainerDefinitionOptions, 'image' | 'command' | 'logging'>
+  /** How many times Scheduler retries starting the task (0–185). @default 3 */
+  readonly retryAttempts?: number
+  /** How long Scheduler keeps trying to start one tick (1 minute to 24 hours). @default Duration.hours(1) */
+  readonly maxEventAge?: Duration
+  /** A queue for ticks Scheduler could not start (RunTask failed). @default none */
+  readonly deadLetterQueue?: sqs.IQueue
+  /** @default the account's `default` group */
+  readonly scheduleGroup?: scheduler.IScheduleGroup
+  /**
+   * Alarms from exec's own log lines: a failed run (the command exited non-zero, or exec
+   * failed) and a lost lease; and ticks in the dead-letter queue, if any. @default no alarms
+   */
+  readonly alarms?: SingletonAlarmProps
+  /** The namespace of the metrics read from the logs. @default 'LambdaSingleton' */
+  readonly metricNamespace?: string
+}
+
+/** The container's name in the task definition. */
+const CONTAINER = 'job'
+
+/**
+ * A scheduled container job that runs at most once at a time: a Fargate task definition whose
+ * command is wrapped by `lambda-singleton exec`, EventBridge Scheduler schedules that run it,
+ * the task role granted its one lock key only, its logs, and alarms on failed runs and lost
+ * leases read from exec's log lines.
+ */
+export class ScheduledSingletonTask extends Construct {
+  /** The cluster the task runs in (given or created). */
+  readonly cluster: ecs.ICluster
+  /** The task definition: one container, `job`, whose command `exec` wraps. */
+  readonly taskDefinition: ecs.FargateTaskDefinition
+  /** The job's container. */
+  readonly container: ecs.ContainerDefinition
+  /** Where the container's output goes, exec's JSON lines included (one month). */
+  readonly logGroup: logs.LogGroup
+  /** Where the lock lives: the `lockTable`, the `lockBucket`, or a new `LockBucket`. */
+  readonly lockStore: LockBucket | LockTable
+  /** The lock key below the store's prefix (`lockKey`, or the construct path). */
+  readonly lockKey: string
+  /** The whole key exec locks: the store's prefix and `lockKey`. */
+  readonly fullLockKey: string
+  /** One schedule per entry of `schedules`, in the same order. */
+  readonly schedules: readonly scheduler.Schedule[]
+  /** The role Scheduler assumes to run the task: `ecs:RunTask` and `iam:PassRole` of its roles. */
+  readonly scheduleRole: iam.Role
+  /** Runs whose command exited non-zero or that could not use the lock (from the logs). */
+  readonly failedRuns: cloudwatch.Metric
+  /** Leases lost while the command ran (from the logs). */
+  readonly lostLeases: cloudwatch.Metric
+  /** The alarms made for `alarms`: failed runs, lost leases, and the dead-letter queue if any. */
+  readonly alarms: readonly cloudwatch.Alarm[]
+
+  constructor(scope: Construct, id: string, props: ScheduledSingletonTaskProps) {
+    super(scope, id)
+    validateSchedules(this, props.schedules)
+    const retryAttempts = props.retryAttempts ?? 3
+    const maxEventAge = props.maxEventAge ?? Duration.hours(1)
+    validateRetryPolicy(this, retryAttempts, maxEventAge)
+    if (props.command.length === 0) throw new SingletonValidationError('command must not be empty', this)
+    if (props.lockBucket && props.lockTable) {
+      throw new SingletonValidationError('pass either `lockBucket` or `lockTable`, not both', this)
+    }
+    this.lockStore = props.lockTable ?? props.lockBucket ?? new LockBucket(this, 'LockBucket')
+    this.lockKey = props.lockKey ?? this.node.path
+    validateLockKey(this, this.lockKey)
+    this.fullLockKey = `${this.lockStore.keyPrefix}${this.lockKey}`
+
+    const network = this.network(props)
+    this.cluster = network.cluster
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.RETAIN,
+    })
+    this.taskDefinition = new ecs.FargateTaskDefinition(this, 'TaskDefinition', {
+      cpu: props.cpu ?? 256,
+      memoryLimitMiB: props.memoryLimitMiB ?? 512,
+    })
+    this.container = this.taskDefinition.addContainer(CONTAINER, {
+      ...props.containerProps,
+      image: props.image,
+      command: [...this.execArgs(props), '--', ...props.command],
+      logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'job' }),
+    })
+    this.lockStore.grantKey(this.taskDefinition.taskRole, this.lockKey)
+
+    this.scheduleRole = new iam.Role(this, 'ScheduleRole', {
+      description: 'Lets EventBridge Scheduler run a singleton task',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': Stack.of(this).account,
+            'aws:SourceArn':
+              props.scheduleGroup?.scheduleGroupArn ??
+              Stack.of(this).formatArn({
+                service: 'scheduler',
+                resource: 'schedule-group',
+                resourceName: 'default',
+              }),
+          },
+        },
+      }),
+    })
+    const target = new targets.EcsRunFargateTask(this.cluster, {
+      taskDefinition: this.taskDefinition,
+      role: this.scheduleRole,
+      retryAttempts,
+      maxEventAge,
+      deadLetterQueue: props.deadLetterQueue,
+      vpcSubnets: network.subnets,
+      assignPublicIp: network.assignPublicIp,
+      securityGroups: network.securityGroups,
+    })
+    this.schedules = props.schedules.map(
+      (schedule) =>
+        new scheduler.Schedule(this, `Schedule-${schedule.name}`, {
+          schedule: schedule.expression,
+          description: schedule.description,
+          enabled: schedule.enabled ?? true,
+          timeWindow: schedule.timeWindow,
+          scheduleGroup: props.scheduleGroup,
+          target,
+        }),
+    )
+
+    const namespace = props.metricNamespace ?? 'LambdaSingleton'
+    this.failedRuns = this.logMetric('FailedRuns', namespace, FAILED_RUN_PATTERN)
+    this.lostLeases = this.logMetric('LostLeases', namespace, LOST_LEASE_PATTERN)
+    this.alarms = props.alarms ? this.createAlarms(props.alarms, props.deadLetterQueue) : []
+  }
+
+  /** `lambda-singleton exec` and its store options, before `--`. */
+  private execArgs(props: ScheduledSingletonTaskProps): string[] {
+    const store = this.lockStore
+    const storeArgs =
+      store instanceof LockBucket
+        ? ['--bucket', store.bucket.bucketName]
+        : [
+            '--table',
+            store.table.tableName,
+            ...(store.partitionKey === DEFAULT_PARTITION_KEY ? [] : ['--partition-key', store.partitionKey]),
+          ]
+    const seconds = (duration: Duration) => `${duration.toSeconds()}s`
+    return [
+      ...(props.execCommand ?? ['npx', '--no', 'lambda-singleton']),
+      'exec',
+      ...storeArgs,
+      '--key',
+      this.fullLockKey,
+      '--ttl',
+      seconds(props.ttl ?? Duration.minutes(2)),
+      '--kill-after',
+      seconds(props.killAfter ?? Duration.seconds(10)),
+      '--json', // errors as JSON lines, which the failed-runs metric reads
+    ]
+  }
+
+  private network(props: ScheduledSingletonTaskProps) {
+    if (props.cluster) {
+      return {
+        cluster: props.cluster,
+        subnets: props.vpcSubnets,
+        assignPublicIp: props.assignPublicIp,
+        securityGroups: props.securityGroups ?? [this.securityGroup(props.cluster.vpc)],
+      }
+    }
+    const vpc = props.vpc ?? this.createVpc()
+    const cluster = new ecs.Cluster(this, 'Cluster', {
+      vpc,
+      containerInsightsV2: ecs.ContainerInsights.ENABLED,
+    })
+    return {
+      cluster,
+      subnets: props.vpcSubnets ?? (props.vpc ? undefined : { subnetType: ec2.SubnetType.PUBLIC }),
+      assignPublicIp: props.assignPublicIp ?? (props.vpc ? undefined : true),
+      securityGroups: props.securityGroups ?? [this.securityGroup(vpc)],
+    }
+  }
+
+  private createVpc(): ec2.Vpc {
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
+    })
+    vpc.addFlowLog('FlowLogs')
+    return vpc
+  }
+
+  private securityGroup(vpc: ec2.IVpc): ec2.SecurityGroup {
+    return new ec2.SecurityGroup(this, 'SecurityGroup', {
+      vpc,
+      description: 'A singleton task: no inbound traffic',
+      allowAllOutbound: true,
+    })
+  }
+
+  private logMetric(name: string, namespace: string, pattern: logs.IFilterPattern): cloudwatch.Metric {
+    const filter = new logs.MetricFilter(this, `${name}Filter`, {
+      logGroup: this.logGroup,
+      filterPattern: pattern,
+      metricNamespace: namespace,
+      metricName: name,
+      metricValue: '1',
+      dimensions: { LockKey: '$.key' },
+    })
+    return filter.metric({ statistic: cloudwatch.Stats.SUM, dimensionsMap: { LockKey: this.fullLockKey } })
+  }
+
+  private createAlarms(props: SingletonAlarmProps, deadLetterQueue: sqs.IQueue | undefined) {
+    const period = props.period ?? Duration.minutes(5)
+    const alarm = (alarmId: string, description: string, metric: cloudwatch.IMetric, threshold = 1) =>
+      new cloudwatch.Alarm(this, alarmId, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      })
+    const made = [
+      alarm(
+        'FailedRunsAlarm',
+        'A singleton task failed: its command exited non-zero, or exec could not use the lock',
+        this.failedRuns.with({ period }),
+        props.errorThreshold ?? 1,
+      ),
+      alarm(
+        'LostLeaseAlarm',
+        'A singleton task lost its lease while running; it was stopped',
+        this.lostLeases.with({ period }),
+      ),
+      ...(deadLetterQueue
+        ? [
+            alarm(
+              'DeadLetterAlarm',
+              'EventBridge Scheduler could not start a tick: it is in the dead-letter queue',
+              deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+                period,
+                statistic: cloudwatch.Stats.MAXIMUM,
+              }),
+            ),
+          ]
+        : []),
+    ]
+    for (const each of made) {
+      each.addAlarmAction(...(props.actions ?? []))
+      each.addOkAction(...(props.actions ?? []))
+    }
+    return made
+  }
+}
+
+/**
+ * exec's line when the command ends with a non-zero status, the lifecycle's when the lock could
+ * not be used (a failed heartbeat that is retried is a warning, not counted), and exec's own
+ * error (`--json`) when it could not start at all.
+ */
+const FAILED_RUN_PATTERN = logs.FilterPattern.any(
+  logs.FilterPattern.all(
+    logs.FilterPattern.stringValue('$.message', '=', 'command exited'),
+    logs.FilterPattern.numberValue('$.status', '!=', 0),
+  ),
+  logs.FilterPattern.all(
+    logs.FilterPattern.stringValue('$.level', '=', 'ERROR'),
+    logs.FilterPattern.stringValue('$.outcome', '=', 'error'),
+  ),
+  logs.FilterPattern.numberValue('$.error.exitCode', '>', 0),
+)
+/** The lifecycle's line for a lease lost mid-run. */
+const LOST_LEASE_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'lost')

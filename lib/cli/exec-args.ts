@@ -1,0 +1,70 @@
+/** The options of `exec`, read from the command line (see commands-spec.ts for their help). */
+import { UsageError } from './exit-codes.js'
+
+/** What `exec` does when another run holds the lock. */
+export const ExecOnHeld = {
+  /** Exit 0 without running the command: another run is doing the work. */
+  Skip: 'skip',
+  /** Wait up to `--wait` for the lock; exit 7 (`Held`) if it stays held. */
+  Wait: 'wait',
+  /** Exit 7 (`Held`) without running the command, so that whatever started it can retry. */
+  Fail: 'fail',
+} as const
+export type ExecOnHeld = (typeof ExecOnHeld)[keyof typeof ExecOnHeld]
+
+/** The command `exec` runs, and how. */
+export interface ExecLine {
+  /** The command and its arguments, as given after `--`. */
+  readonly argv: readonly [string, ...string[]]
+  readonly ttlMs: number
+  readonly onHeld: ExecOnHeld
+  readonly waitMs: number
+  readonly tick: string | undefined
+  /** From SIGTERM to SIGKILL when the lease is lost. */
+  readonly killAfterMs: number
+}
+
+export const EXEC_DEFAULTS = { ttlMs: 60_000, killAfterMs: 10_000 } as const
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
+/** Longer than a week is a mistake, not a duration (and stays far from the timers' limit). */
+const MAX_DURATION_MS = 7 * 24 * 3_600_000
+
+type Values = Readonly<Record<string, string | boolean | undefined>>
+
+export function execLine(values: Values, argv: readonly string[]): ExecLine {
+  const [program, ...args] = argv
+  if (program === undefined || program === '')
+    throw new UsageError('exec needs the command to run after "--"', 'exec')
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined)
+  const onHeld = text('on-held') ?? ExecOnHeld.Skip
+  if (!(Object.values(ExecOnHeld) as string[]).includes(onHeld))
+    throw new UsageError(`--on-held must be skip, wait or fail, got "${onHeld}"`, 'exec')
+  const wait = text('wait')
+  if (onHeld === ExecOnHeld.Wait && wait === undefined)
+    throw new UsageError('--on-held wait needs --wait DURATION: how long to wait at most', 'exec')
+  const ttl = text('ttl')
+  const killAfter = text('kill-after')
+  const tick = text('tick')
+  return {
+    argv: [program, ...args],
+    ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : durationMs(ttl, '--ttl'),
+    onHeld: onHeld as ExecOnHeld,
+    waitMs: wait === undefined ? 0 : durationMs(wait, '--wait'),
+    tick,
+    killAfterMs: killAfter === undefined ? EXEC_DEFAULTS.killAfterMs : durationMs(killAfter, '--kill-after'),
+  }
+}
+
+/** `30` (seconds), `30s`, `500ms`, `1.5m`, `2h`: milliseconds, up to a week. */
+export function durationMs(text: string, option: string): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(text)
+  const value = match ? Number(match[1]) * (UNIT_MS[match[2] ?? 's'] ?? 1_000) : Number.NaN
+  if (!(Number.isFinite(value) && value <= MAX_DURATION_MS)) {
+    throw new UsageError(
+      `${option} must be a duration such as 30, 30s, 500ms, 5m or 1h (at most a week), got "${text}"`,
+      'exec',
+    )
+  }
+  return Math.round(value)
+}

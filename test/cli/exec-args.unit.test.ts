@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest'
+import { parseCommandLine } from '../../lib/cli/args.js'
+import { durationMs } from '../../lib/cli/exec-args.js'
+import { UsageError } from '../../lib/cli/exit-codes.js'
+import { commandHelp } from '../../lib/cli/help.js'
+
+const store = ['--bucket', 'b', '--key', 'locks/job']
+
+describe('exec on the command line', () => {
+  it('takes the command after --, untouched, with the defaults', () => {
+    const line = parseCommandLine(['exec', ...store, '--', 'node', 'job.js', '--help', 'list', '--key', 'x'])
+    expect(line).toMatchObject({
+      kind: 'run',
+      command: 'exec',
+      key: 'locks/job',
+      exec: {
+        argv: ['node', 'job.js', '--help', 'list', '--key', 'x'],
+        ttlMs: 60_000,
+        onHeld: 'skip',
+        waitMs: 0,
+        tick: undefined,
+        killAfterMs: 10_000,
+      },
+    })
+  })
+
+  it('reads its options and durations', () => {
+    const line = parseCommandLine([
+      'exec',
+      ...store,
+      '--ttl',
+      '2m',
+      '--on-held',
+      'wait',
+      '--wait',
+      '90',
+      '--tick',
+      '2026-11-21T03:00:00Z',
+      '--kill-after',
+      '1500ms',
+      '--',
+      'true',
+    ])
+    expect(line).toMatchObject({
+      exec: {
+        ttlMs: 120_000,
+        onHeld: 'wait',
+        waitMs: 90_000,
+        tick: '2026-11-21T03:00:00Z',
+        killAfterMs: 1_500,
+      },
+    })
+    expect(durationMs('1.5h', '--ttl')).toBe(5_400_000)
+  })
+
+  it.each([
+    [['exec', ...store], /needs the command to run after "--"/],
+    [['exec', ...store, '--'], /needs the command to run after "--"/],
+    [['exec', ...store, 'node', 'job.js'], /unexpected argument "node"/],
+    [['exec', '--key', 'k', '--', 'true'], /give one of --bucket/],
+    [['exec', '--bucket', 'b', '--', 'true'], /exec needs --key/],
+    [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, wait or fail/],
+    [['exec', ...store, '--on-held', 'wait', '--', 'true'], /--on-held wait needs --wait/],
+    [['exec', ...store, '--ttl', '10x', '--', 'true'], /--ttl must be a duration/],
+    [['exec', ...store, '--kill-after', '-1', '--', 'true'], /--kill-after needs a value/],
+    [['exec', ...store, '--wait', '8d', '--', 'true'], /--wait must be a duration/],
+    [['inspect', ...store, '--', 'true'], /unexpected argument "true"/],
+    [['inspect', ...store, '--ttl', '5s'], /inspect does not take --ttl/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseCommandLine(argv)).toThrow(UsageError)
+    expect(() => parseCommandLine(argv)).toThrow(message)
+  })
+
+  it('--help before -- is the help of exec; after it, the command’s', () => {
+    expect(parseCommandLine(['exec', '--help'])).toEqual({ kind: 'help', command: 'exec' })
+    expect(parseCommandLine(['exec', ...store, '--', 'node', '--help']).kind).toBe('run')
+    expect(commandHelp('exec')).toMatch(/LAMBDA_SINGLETON_TOKEN/)
+  })
+})

@@ -1,0 +1,196 @@
+// `lambda-singleton exec` as real processes against a real engine (Ceph's S3 or DynamoDB Local),
+// the job a real process too. Delays are measured and printed, not bounded: the machine is shared.
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { ExitCode } from '../../lib/cli/main.js'
+import { runCliProgram } from '../support/cli.js'
+import { alive, JobLog, RunningExec } from '../support/exec.js'
+
+export interface ExecEngine {
+  readonly name: string
+  /** `--bucket B` or `--table T …` */
+  readonly store: () => string[]
+  readonly env: () => Record<string, string>
+}
+
+const measured = (what: string, ms: number) => console.info(`[exec measure] ${what}: ${Math.round(ms)} ms`)
+
+export function execSuite(engine: ExecEngine) {
+  const key = () => `locks/exec-${randomUUID().slice(0, 8)}`
+  const exec = (args: readonly string[]) => new RunningExec([...engine.store(), ...args], engine.env())
+  const cli = (...args: string[]) => runCliProgram([...args, ...engine.store()], engine.env())
+  const record = async (lockKey: string) => {
+    const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
+    if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
+    return JSON.parse(stdout).record as {
+      token: number
+      expires_at: number
+      last_run?: string
+      owner: string
+    }
+  }
+
+  describe(`lambda-singleton exec on ${engine.name}`, () => {
+    it('runs the command with the lease in its environment, passes its exit code on, releases', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const run = exec(['--key', lockKey, '--', ...log.job('a', { exitCode: 3 })])
+      expect((await run.exited()).code).toBe(3)
+      const [start] = log.notes()
+      const stored = await record(lockKey)
+      expect(start).toMatchObject({ what: 'start', key: lockKey, token: String(stored.token) })
+      expect(start?.owner).toBe(stored.owner)
+      expect(Date.parse(start?.expiresAt ?? '')).toBeGreaterThan(start?.at ?? 0)
+      expect(stored.expires_at).toBe(0) // released
+      expect(run.stderr).toMatch(/"outcome":"released"/)
+      expect(run.stdout).toBe('')
+    })
+
+    it('5 concurrent wrappers: every command runs, never two at once, tokens rising', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const runs = ['1', '2', '3', '4', '5'].map((id) =>
+        exec([
+          '--key',
+          lockKey,
+          '--on-held',
+          'wait',
+          '--wait',
+          '300s',
+          '--',
+          ...log.job(id, { sleepMs: 400 }),
+        ]),
+      )
+      const codes = await Promise.all(runs.map(async (run) => (await run.exited()).code))
+      expect(codes).toEqual([0, 0, 0, 0, 0])
+      const intervals = log.intervals()
+      expect(intervals).toHaveLength(5)
+      for (let i = 1; i < intervals.length; i++) {
+        const [before, after] = [intervals[i - 1], intervals[i]]
+        expect(after?.start).toBeGreaterThanOrEqual(before?.end ?? Number.POSITIVE_INFINITY)
+        expect(after?.token).toBeGreaterThan(before?.token ?? Number.POSITIVE_INFINITY)
+      }
+      const gaps = intervals.slice(1).map((run, i) => run.start - (intervals[i]?.end ?? 0))
+      measured(`${engine.name}: 5 concurrent, gaps between runs`, Math.min(...gaps))
+    })
+
+    it('a held lock: skip exits 0 and fail exits 7, without running the command', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const holder = exec(['--key', lockKey, '--', ...log.job('holder', { sleepMs: 60_000 })])
+      await log.waitFor((note) => note.id === 'holder' && note.what === 'start')
+      const skip = exec(['--key', lockKey, '--', ...log.job('skip')])
+      const fail = exec(['--key', lockKey, '--on-held', 'fail', '--', ...log.job('fail')])
+      const wait = exec(['--key', lockKey, '--on-held', 'wait', '--wait', '1s', '--', ...log.job('wait')])
+      expect((await skip.exited()).code).toBe(ExitCode.Ok)
+      expect((await fail.exited()).code).toBe(ExitCode.Held)
+      expect((await wait.exited()).code).toBe(ExitCode.Held)
+      expect(skip.stderr).toMatch(/"outcome":"held"/)
+      holder.child.kill('SIGTERM')
+      expect((await holder.exited()).code).toBe(143)
+      expect(log.notes().map((note) => note.id)).not.toContain('skip')
+      expect(log.notes().filter((note) => ['fail', 'wait'].includes(note.id))).toEqual([])
+    })
+
+    it('usage errors exit 2 before taking the lock; a missing command exits 127, the lock released', async () => {
+      const lockKey = key()
+      for (const args of [
+        ['--key', lockKey],
+        ['--key', lockKey, '--on-held', 'maybe', '--', 'true'],
+        ['--key', lockKey, '--on-held', 'wait', '--', 'true'],
+        ['--key', lockKey, '--ttl', '1s', '--', 'true'],
+      ]) {
+        const run = exec(args)
+        expect((await run.exited()).code, args.join(' ')).toBe(ExitCode.Usage)
+      }
+      expect((await cli('inspect', '--key', lockKey)).code).toBe(ExitCode.NotFound)
+      const missing = exec(['--key', lockKey, '--', '/nonexistent/command'])
+      expect((await missing.exited()).code).toBe(ExitCode.CommandNotFound)
+      expect((await record(lockKey)).expires_at).toBe(0) // taken, and given back
+    })
+
+    it('forwards SIGTERM to the command, and releases after it exits', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const run = exec(['--key', lockKey, '--', ...log.job('stopped', { sleepMs: 60_000 })])
+      await log.waitFor((note) => note.what === 'start')
+      run.child.kill('SIGTERM')
+      expect((await run.exited()).code).toBe(143) // the command's own status: 128 + SIGTERM
+      expect(log.notes().map((note) => note.what)).toEqual(['start', 'SIGTERM', 'end'])
+      expect((await record(lockKey)).expires_at).toBe(0)
+    })
+
+    it('a stolen lease: SIGTERM within a heartbeat, SIGKILL after --kill-after, exit 8', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const args = ['--key', lockKey, '--ttl', '6s', '--kill-after', '2s', '--']
+      const run = exec([...args, ...log.job('victim', { sleepMs: 120_000, ignoreTerm: true })])
+      const start = await log.waitFor((note) => note.what === 'start')
+      const stolenAt = Date.now()
+      const stolen = await cli('force-release', '--key', lockKey)
+      expect(stolen.code, stolen.stderr).toBe(ExitCode.Ok)
+      const term = await log.waitFor((note) => note.what === 'SIGTERM')
+      const { code } = await run.exited()
+      const endedAt = Date.now()
+      expect(code).toBe(ExitCode.Lost)
+      expect(alive(start.pid)).toBe(false) // it ignored SIGTERM: SIGKILL ended it
+      expect(log.notes().map((note) => note.what)).toEqual(['start', 'SIGTERM'])
+      expect(term.at - stolenAt).toBeLessThan(60_000)
+      expect(run.stderr).toMatch(/LEASE LOST/)
+      measured(`${engine.name}: force-release -> SIGTERM (heartbeat 2 s)`, term.at - stolenAt)
+      measured(`${engine.name}: SIGTERM -> wrapper exit (--kill-after 2 s)`, endedAt - term.at)
+    })
+
+    it('a SIGKILLed wrapper frees the lock when its lease ends, as a crashed Lambda does', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const first = exec(['--key', lockKey, '--ttl', '5s', '--', ...log.job('crashed', { sleepMs: 120_000 })])
+      const crashed = await log.waitFor((note) => note.what === 'start')
+      first.child.kill('SIGKILL')
+      await first.exited()
+      const killedAt = Date.now()
+      process.kill(crashed.pid, 'SIGKILL') // the orphan (a container would have died with it)
+      const next = exec([
+        '--key',
+        lockKey,
+        '--on-held',
+        'wait',
+        '--wait',
+        '120s',
+        '--',
+        ...log.job('next', { sleepMs: 0 }),
+      ])
+      expect((await next.exited()).code).toBe(0)
+      const took = await log.waitFor((note) => note.id === 'next' && note.what === 'start')
+      expect(Number(took.token)).toBeGreaterThan(Number(crashed.token))
+      expect(took.at).toBeGreaterThan(killedAt)
+      measured(
+        `${engine.name}: wrapper SIGKILL -> next command starts (ttl 5 s, margin 2 s)`,
+        took.at - killedAt,
+      )
+    })
+
+    it('--tick: a tick that completed is skipped; a failed one is not recorded and runs again', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const tick = (id: string, at: string, exitCode = 0) =>
+        exec(['--key', lockKey, '--tick', at, '--', ...log.job(id, { exitCode })])
+      expect((await tick('t1', '2026-11-21T03:00:00Z').exited()).code).toBe(0)
+      expect((await record(lockKey)).last_run).toBe('2026-11-21T03:00:00Z')
+      const again = tick('t1-again', '2026-11-21T03:00:00Z')
+      expect((await again.exited()).code).toBe(0)
+      expect(again.stderr).toMatch(/"outcome":"duplicate"/)
+      expect((await tick('older', '2026-11-21T02:00:00Z').exited()).code).toBe(0)
+      expect((await tick('t2-fails', '2026-11-21T04:00:00Z', 5).exited()).code).toBe(5)
+      expect((await record(lockKey)).last_run).toBe('2026-11-21T03:00:00Z')
+      expect((await tick('t2-retry', '2026-11-21T04:00:00Z').exited()).code).toBe(0)
+      expect((await record(lockKey)).last_run).toBe('2026-11-21T04:00:00Z')
+      const ran = log.notes().filter((note) => note.what === 'start')
+      expect(ran.map((note) => [note.id, note.tick])).toEqual([
+        ['t1', '2026-11-21T03:00:00Z'],
+        ['t2-fails', '2026-11-21T04:00:00Z'],
+        ['t2-retry', '2026-11-21T04:00:00Z'],
+      ])
+    })
+  })
+}

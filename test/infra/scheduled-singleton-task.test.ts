@@ -1,0 +1,211 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Duration, type Stack, Validations } from 'aws-cdk-lib'
+import { Match, Template } from 'aws-cdk-lib/assertions'
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions'
+import * as ec2 from 'aws-cdk-lib/aws-ec2'
+import * as ecs from 'aws-cdk-lib/aws-ecs'
+import * as s3 from 'aws-cdk-lib/aws-s3'
+import { ScheduleExpression } from 'aws-cdk-lib/aws-scheduler'
+import * as sns from 'aws-cdk-lib/aws-sns'
+import * as sqs from 'aws-cdk-lib/aws-sqs'
+import { describe, expect, it } from 'vitest'
+import { RebuildStack } from '../../examples/beyond-lambda/task-stack.js'
+import { LockBucket, LockTable, ScheduledSingletonTask, SingletonValidationError } from '../../infra/index.js'
+import { nagFindings, testStack, thrown } from './support.js'
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>
+
+const ref = (stack: Stack, construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as never)
+
+const image = ecs.ContainerImage.fromRegistry('public.ecr.aws/docker/library/node:24-slim')
+
+function bucketSetup() {
+  const stack = testStack()
+  const accessLogs = new s3.Bucket(stack, 'AccessLogs', {
+    enforceSSL: true,
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+  })
+  const locks = new LockBucket(stack, 'Locks', { bucketProps: { serverAccessLogsBucket: accessLogs } })
+  const topic = new sns.Topic(stack, 'Alarms', { enforceSSL: true })
+  const dlq = new sqs.Queue(stack, 'Dlq', { enforceSSL: true, encryption: sqs.QueueEncryption.SQS_MANAGED })
+  Validations.of(dlq).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'the test’s own dead-letter queue' })
+  const task = new ScheduledSingletonTask(stack, 'Rebuild', {
+    image,
+    command: ['node', 'rebuild.js'],
+    lockBucket: locks,
+    lockKey: 'rebuild-index',
+    schedules: [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }],
+    deadLetterQueue: dlq,
+    alarms: { actions: [new actions.SnsAction(topic)] },
+  })
+  return { stack, locks, task, template: Template.fromStack(stack) }
+}
+
+const bucket = bucketSetup()
+
+/** Every statement of the policies attached to `roleId`. */
+function statementsOf(template: Template, roleId: string): unknown[] {
+  const policies = template.findResources('AWS::IAM::Policy') as Resources
+  return Object.values(policies)
+    .filter((policy) =>
+      (policy.Properties.Roles as unknown[]).some(
+        (role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId }),
+      ),
+    )
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: unknown[] }).Statement)
+}
+
+describe('ScheduledSingletonTask', () => {
+  const { stack, locks, task, template } = bucket
+  const taskRoleId = ref(stack, task.taskDefinition.taskRole as never)
+  const bucketId = ref(stack, locks.createdBucket as s3.Bucket)
+
+  it('wraps the command in lambda-singleton exec on its own lock key', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      ContainerDefinitions: [
+        Match.objectLike({
+          Name: 'job',
+          Command: [
+            'npx',
+            '--no',
+            'lambda-singleton',
+            'exec',
+            '--bucket',
+            { Ref: bucketId },
+            '--key',
+            'locks/rebuild-index',
+            '--ttl',
+            '120s',
+            '--kill-after',
+            '10s',
+            '--json',
+            '--',
+            'node',
+            'rebuild.js',
+          ],
+        }),
+      ],
+    })
+    expect(task.fullLockKey).toBe('locks/rebuild-index')
+  })
+
+  it('grants the task role GetObject and PutObject on its one key, and nothing else', () => {
+    expect(statementsOf(template, taskRoleId)).toEqual([
+      {
+        Action: ['s3:GetObject', 's3:PutObject'],
+        Effect: 'Allow',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/locks/rebuild-index']] },
+      },
+    ])
+  })
+
+  it('runs the task from Scheduler: FARGATE, ecs:RunTask on the task definition, PassRole of its roles', () => {
+    const taskDefinitionId = ref(stack, task.taskDefinition)
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 hour)',
+      Target: Match.objectLike({
+        Arn: { 'Fn::GetAtt': [ref(stack, task.cluster as ecs.Cluster), 'Arn'] },
+        RoleArn: { 'Fn::GetAtt': [ref(stack, task.scheduleRole), 'Arn'] },
+        EcsParameters: Match.objectLike({
+          LaunchType: 'FARGATE',
+          TaskDefinitionArn: { Ref: taskDefinitionId },
+          NetworkConfiguration: { AwsvpcConfiguration: Match.objectLike({ AssignPublicIp: 'ENABLED' }) },
+        }),
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 },
+      }),
+    })
+    const statements = JSON.stringify(statementsOf(template, ref(stack, task.scheduleRole)))
+    expect(statements).toContain('"ecs:RunTask"')
+    expect(statements).toContain('"iam:PassRole"')
+    expect(statements).toContain(`"${taskDefinitionId}"`)
+    expect(statements).not.toContain('"s3:')
+  })
+
+  it('alarms on failed runs, lost leases and undelivered ticks, from exec’s log lines', () => {
+    template.resourceCountIs('AWS::Logs::MetricFilter', 2)
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.outcome = "lost" }',
+      MetricTransformations: [
+        Match.objectLike({ MetricName: 'LostLeases', MetricNamespace: 'LambdaSingleton' }),
+      ],
+    })
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 3)
+    expect(task.alarms.map((alarm) => alarm.node.id)).toEqual([
+      'FailedRunsAlarm',
+      'LostLeaseAlarm',
+      'DeadLetterAlarm',
+    ])
+  })
+
+  it('is cdk-nag clean', () => {
+    expect(nagFindings(stack)).toEqual([])
+  })
+
+  it('on a table: GetItem and PutItem on the one item', () => {
+    const stack = testStack()
+    const table = new LockTable(stack, 'Locks', { partitionKey: 'lock_id' })
+    const task = new ScheduledSingletonTask(stack, 'Billing', {
+      image,
+      command: ['./bill.sh'],
+      lockTable: table,
+      vpc: new ec2.Vpc(stack, 'Vpc', { natGateways: 1, maxAzs: 2 }),
+      schedules: [{ name: 'daily', expression: ScheduleExpression.cron({ hour: '2', minute: '0' }) }],
+    })
+    const template = Template.fromStack(stack)
+    const taskRoleId = ref(stack, task.taskDefinition.taskRole as never)
+    expect(statementsOf(template, taskRoleId)).toEqual([
+      {
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['locks/Test/Billing'] } },
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [ref(stack, table.table as never), 'Arn'] },
+      },
+    ])
+    const command = JSON.stringify(template.toJSON()).match(/"--table",[^\]]*?"--"/)?.[0]
+    expect(command).toContain('"--partition-key","lock_id","--key","locks/Test/Billing"')
+  })
+
+  it('refuses props that cannot work', () => {
+    const stack = testStack()
+    const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
+    expect(
+      thrown(() => new ScheduledSingletonTask(stack, 'A', { image, command: [], schedules })),
+    ).toBeInstanceOf(SingletonValidationError)
+    expect(
+      thrown(() => new ScheduledSingletonTask(stack, 'B', { image, command: ['x'], schedules: [] })).message,
+    ).toMatch(/at least one schedule/)
+  })
+
+  it('synthesizes the example of docs/beyond-lambda.md, cdk-nag clean', () => {
+    const stack = new RebuildStack(testStack().node.root as never, 'Rebuild')
+    const template = Template.fromStack(stack)
+    template.resourceCountIs('AWS::Scheduler::Schedule', 1)
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', { Cpu: '1024', Memory: '4096' })
+    expect(nagFindings(stack)).toEqual([])
+  })
+
+  it('passes cfn-lint', () => {
+    let installed = true
+    try {
+      execFileSync('cfn-lint', ['--version'], { stdio: 'ignore' })
+    } catch {
+      installed = false
+    }
+    if (!installed) {
+      console.warn('cfn-lint is not installed: skipped')
+      return
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'task-lint-'))
+    const file = join(dir, 'template.json')
+    writeFileSync(file, JSON.stringify(template.toJSON()))
+    // Errors only (exit bit 2): the warnings are the test stack's own (dummy AZs of the test
+    // environment, the access-log bucket's ACL).
+    const lint = spawnSync('cfn-lint', ['--', file], { encoding: 'utf8' })
+    expect(lint.status === null ? 2 : lint.status & 2, lint.stdout).toBe(0)
+  })
+})
