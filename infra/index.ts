@@ -31,6 +31,7 @@ export {
   type SingletonAlarms,
   type SingletonMetricAlarms,
   type SingletonMetricAlarmsWiring,
+  type SingletonMetricSource,
 } from './singleton-alarms.js'
 export {
   SingletonMetrics,

@@ -8,12 +8,17 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
 import type * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
+import { SingletonMetric } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import { DEFAULT_PARTITION_KEY, type LockTable } from './lock-table.js'
 import { validateLockKey } from './private/lock-key.js'
 import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
-import type { SingletonAlarmProps } from './singleton-alarms.js'
+import {
+  createMetricAlarms,
+  type SingletonAlarmProps,
+  type SingletonMetricSource,
+} from './singleton-alarms.js'
 
 /** Props of `ScheduledSingletonTask`: a container job on Fargate, at most one at a time. */
 export interface ScheduledSingletonTaskProps {
@@ -67,7 +72,9 @@ export interface ScheduledSingletonTaskProps {
   readonly scheduleGroup?: scheduler.IScheduleGroup
   /**
    * Alarms from exec's own log lines: a failed run (the command exited non-zero, or exec
-   * failed) and a lost lease; and ticks in the dead-letter queue, if any. @default no alarms
+   * failed), a lost lease, a missed run (none completed within `missedRuns` schedule
+   * intervals), a paused job, a run longer than `maxRunTime` (only when given); and ticks in the
+   * dead-letter queue, if any. @default no alarms
    */
   readonly alarms?: SingletonAlarmProps
   /** The namespace of the metrics read from the logs. @default 'LambdaSingleton' */
@@ -184,7 +191,7 @@ export class ScheduledSingletonTask extends Construct {
     const namespace = props.metricNamespace ?? 'LambdaSingleton'
     this.failedRuns = this.logMetric('FailedRuns', namespace, FAILED_RUN_PATTERN)
     this.lostLeases = this.logMetric('LostLeases', namespace, LOST_LEASE_PATTERN)
-    this.alarms = props.alarms ? this.createAlarms(props.alarms, props.deadLetterQueue) : []
+    this.alarms = props.alarms ? this.createAlarms(props, props.alarms, namespace) : []
   }
 
   /** `lambda-singleton exec` and its store options, before `--`. */
@@ -253,20 +260,58 @@ export class ScheduledSingletonTask extends Construct {
     })
   }
 
-  private logMetric(name: string, namespace: string, pattern: logs.IFilterPattern): cloudwatch.Metric {
+  private logMetric(
+    name: string,
+    namespace: string,
+    pattern: logs.IFilterPattern,
+    value = '1',
+  ): cloudwatch.Metric {
     const filter = new logs.MetricFilter(this, `${name}Filter`, {
       logGroup: this.logGroup,
       filterPattern: pattern,
       metricNamespace: namespace,
       metricName: name,
-      metricValue: '1',
+      metricValue: value,
       dimensions: { LockKey: '$.key' },
     })
     return filter.metric({ statistic: cloudwatch.Stats.SUM, dimensionsMap: { LockKey: this.fullLockKey } })
   }
 
-  private createAlarms(props: SingletonAlarmProps, deadLetterQueue: sqs.IQueue | undefined) {
+  /**
+   * The lifecycle's metrics the schedule alarms read, from exec's log lines (a task writes no
+   * EMF): each metric filter is made when an alarm first asks for it.
+   */
+  private lifecycleMetrics(namespace: string): SingletonMetricSource {
+    const sources: Partial<Record<SingletonMetric, readonly [logs.IFilterPattern, string]>> = {
+      [SingletonMetric.Completed]: [COMPLETED_RUN_PATTERN, '1'],
+      [SingletonMetric.HeldMs]: [RELEASED_PATTERN, '$.heldMs'],
+      [SingletonMetric.Paused]: [PAUSED_PATTERN, '1'],
+    }
+    const made = new Map<SingletonMetric, cloudwatch.Metric>()
+    return {
+      metric: (name, props = {}) => {
+        const source = sources[name]
+        if (!source) throw new SingletonValidationError(`a singleton task has no ${name} metric`, this)
+        const metric = made.get(name) ?? this.logMetric(name, namespace, source[0], source[1])
+        made.set(name, metric)
+        return metric.with(props)
+      },
+    }
+  }
+
+  private createAlarms(
+    taskProps: ScheduledSingletonTaskProps,
+    props: SingletonAlarmProps,
+    namespace: string,
+  ) {
+    const deadLetterQueue = taskProps.deadLetterQueue
     const period = props.period ?? Duration.minutes(5)
+    // A task has no timeout to derive a run-too-long threshold from: only when one is given.
+    const scheduleAlarms = createMetricAlarms(
+      this,
+      { ...props, maxRunTime: props.maxRunTime ?? false },
+      { metrics: this.lifecycleMetrics(namespace), schedules: taskProps.schedules, timeout: undefined },
+    )
     const alarm = (alarmId: string, description: string, metric: cloudwatch.IMetric, threshold = 1) =>
       new cloudwatch.Alarm(this, alarmId, {
         alarmDescription: description,
@@ -305,7 +350,9 @@ export class ScheduledSingletonTask extends Construct {
       each.addAlarmAction(...(props.actions ?? []))
       each.addOkAction(...(props.actions ?? []))
     }
-    return made
+    // createMetricAlarms set their actions already.
+    const { missedRun, runTooLong, paused } = scheduleAlarms
+    return [...made, ...[missedRun, runTooLong, paused].filter((a) => a !== undefined)]
   }
 }
 
@@ -325,5 +372,14 @@ const FAILED_RUN_PATTERN = logs.FilterPattern.any(
   ),
   logs.FilterPattern.numberValue('$.error.exitCode', '>', 0),
 )
+/** The lifecycle's line for a release. */
+const RELEASED_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'released')
+/** The release of a run whose command exited 0: what the missed-run alarm counts. */
+const COMPLETED_RUN_PATTERN = logs.FilterPattern.all(
+  RELEASED_PATTERN,
+  logs.FilterPattern.booleanValue('$.completed', true),
+)
+/** The lifecycle's line for a tick skipped because the job is paused. */
+const PAUSED_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'paused')
 /** The lifecycle's line for a lease lost mid-run. */
 const LOST_LEASE_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'lost')

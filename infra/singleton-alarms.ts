@@ -7,7 +7,6 @@ import { SingletonMetric } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { longestGap } from './private/schedule-gap.js'
 import type { SingletonScheduleProps } from './schedules.js'
-import type { SingletonMetrics } from './singleton-metrics.js'
 
 /** CloudWatch alarms on a singleton function and its schedules. */
 export interface SingletonAlarmProps {
@@ -143,9 +142,17 @@ export interface SingletonMetricAlarms {
 }
 
 /** What the metric alarms are made from, besides their props. */
+/**
+ * Where the alarms read the lifecycle's metrics: its EMF metrics for a function
+ * (`SingletonMetrics`), metric filters on `exec`'s log lines for a task.
+ */
+export interface SingletonMetricSource {
+  metric(name: SingletonMetric, props?: cloudwatch.MetricOptions): cloudwatch.IMetric
+}
+
 export interface SingletonMetricAlarmsWiring {
-  /** The function's metrics; `undefined` when `metrics` is off (then no such alarm can fire). */
-  readonly metrics: SingletonMetrics | undefined
+  /** The job's metrics; `undefined` when `metrics` is off (then no such alarm can fire). */
+  readonly metrics: SingletonMetricSource | undefined
   /** The schedules that invoke the function. */
   readonly schedules: readonly SingletonScheduleProps[]
   /** The function's timeout, for the default `maxRunTime`. */
@@ -295,7 +302,11 @@ function scheduleCadence(
   return { intervalMs, period: Duration.millis(periodMs), evaluationPeriods, missedRuns }
 }
 
-function missedRunAlarm(scope: Construct, metrics: SingletonMetrics, cadence: Cadence): cloudwatch.Alarm {
+function missedRunAlarm(
+  scope: Construct,
+  metrics: SingletonMetricSource,
+  cadence: Cadence,
+): cloudwatch.Alarm {
   return new cloudwatch.Alarm(scope, 'MissedRunAlarm', {
     alarmDescription:
       `No singleton run completed within ${cadence.missedRuns} schedule intervals ` +
@@ -317,7 +328,7 @@ function missedRunAlarm(scope: Construct, metrics: SingletonMetrics, cadence: Ca
 function runTooLongAlarm(
   scope: Construct,
   props: SingletonAlarmProps,
-  metrics: SingletonMetrics,
+  metrics: SingletonMetricSource,
   timeout: Duration | undefined,
   period: Duration,
 ): cloudwatch.Alarm | undefined {

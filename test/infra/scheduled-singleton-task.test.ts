@@ -127,19 +127,70 @@ describe('ScheduledSingletonTask', () => {
   })
 
   it('alarms on failed runs, lost leases and undelivered ticks, from exec’s log lines', () => {
-    template.resourceCountIs('AWS::Logs::MetricFilter', 2)
     template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ $.outcome = "lost" }',
       MetricTransformations: [
         Match.objectLike({ MetricName: 'LostLeases', MetricNamespace: 'LambdaSingleton' }),
       ],
     })
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 3)
     expect(task.alarms.map((alarm) => alarm.node.id)).toEqual([
       'FailedRunsAlarm',
       'LostLeaseAlarm',
       'DeadLetterAlarm',
+      'MissedRunAlarm',
+      'PausedAlarm',
     ])
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 5)
+  })
+
+  it('alarms when no run completed within two schedule intervals, counting exec’s completed releases', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ ($.outcome = "released") && ($.completed IS TRUE) }',
+      MetricTransformations: [
+        Match.objectLike({ MetricName: 'Completed', MetricNamespace: 'LambdaSingleton', MetricValue: '1' }),
+      ],
+    })
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Completed',
+      Dimensions: [{ Name: 'LockKey', Value: 'locks/rebuild-index' }],
+      Period: 3600,
+      EvaluationPeriods: 3,
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      TreatMissingData: 'breaching',
+    })
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Paused',
+      ComparisonOperator: 'GreaterThanThreshold',
+    })
+  })
+
+  it('has no run-too-long alarm unless given maxRunTime (a task has no timeout to derive it from)', () => {
+    template.resourceCountIs('AWS::Logs::MetricFilter', 4) // failed, lost, completed, paused
+    const stack = testStack()
+    const locks = new LockBucket(stack, 'Locks')
+    const timed = new ScheduledSingletonTask(stack, 'Timed', {
+      image,
+      command: ['node', 'rebuild.js'],
+      lockBucket: locks,
+      lockKey: 'rebuild-index',
+      schedules: [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }],
+      alarms: { maxRunTime: Duration.minutes(30), missedRuns: false, paused: false },
+    })
+    expect(timed.alarms.map((alarm) => alarm.node.id)).toEqual([
+      'FailedRunsAlarm',
+      'LostLeaseAlarm',
+      'RunTooLongAlarm',
+    ])
+    Template.fromStack(stack).hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.outcome = "released" }',
+      MetricTransformations: [Match.objectLike({ MetricName: 'HeldMs', MetricValue: '$.heldMs' })],
+    })
+    Template.fromStack(stack).hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'HeldMs',
+      Statistic: 'Maximum',
+      Threshold: 30 * 60 * 1000,
+    })
   })
 
   it('is cdk-nag clean', () => {
