@@ -78,7 +78,7 @@ export function describeHistoryBehaviour(name: string, adapter: Adapter): void {
         clock,
         ttlMs: 10_000,
       })
-      await clock.run(crashed.acquire({}))
+      await clock.run(crashed.tryAcquire())
       const crashedRecord = record()
       await clock.advance(30_000)
       await invoke(schedulerEvent(tick(2)))
