@@ -98,6 +98,7 @@ export const RunOutcome = {
   /** It never released: the next acquisition took over its expired lease and recorded it. */
   Abandoned: 'abandoned',
 } as const
+/** How a run recorded in `LockRecord.history` ended (`RunOutcome`). */
 export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome]
 
 /** One run in `LockRecord.history`. Times in seconds since the Unix epoch, by the store's clock. */
