@@ -7,6 +7,7 @@
 export { DEFAULT_METRICS_NAMESPACE, MetricDimension } from './config.js'
 export { type Clock, systemClock } from './core/clock.js'
 export {
+  type HistoryEntry,
   type JsonValue,
   type LockRecord,
   MAX_RECORD_BYTES,
@@ -16,6 +17,7 @@ export {
   type PauseRecord,
   parseRecord,
   RECORD_VERSION,
+  RunOutcome,
 } from './core/record.js'
 export {
   type LockStore,

@@ -34,7 +34,14 @@ export {
   type TryAcquireOptions,
 } from './core/lock-options.js'
 export type { PauseOptions, PauseResult, ResetOptions, ResumeResult } from './core/operator.js'
-export type { JsonValue, LockRecord, PauseRecord, ScheduleFields } from './core/record.js'
+export {
+  type HistoryEntry,
+  type JsonValue,
+  type LockRecord,
+  type PauseRecord,
+  RunOutcome,
+  type ScheduleFields,
+} from './core/record.js'
 export type { ExclusiveRoutine, RunExclusiveOptions, RunResult } from './core/run.js'
 export type { LockStore } from './core/store.js'
 export type { RetryOptions } from './core/store-session.js'

@@ -117,6 +117,17 @@ export const COMMANDS = {
     details:
       'Reads the lock and prints it; "held" is judged as a contender would judge it now, by the store\'s clock.',
   },
+  history: {
+    summary: 'the last runs of one lock: token, tick, owner, start, end, outcome (reads only)',
+    synopsis: '--key KEY',
+    options: [...STORE_OPTIONS, 'key'],
+    required: ['key'],
+    details:
+      'Prints the runs the lock record keeps (historySize, 10 by default), oldest first: each written by ' +
+      "the run's own release (completed or failed), or, for a run that never released, by the run that " +
+      'took over its expired lease (abandoned; its end is when its lease expired); lost: its lease ran ' +
+      "out unrenewed and it freed the lock itself. Times are the store's clock.",
+  },
   list: {
     summary: 'every lock under a prefix, one row each (reads only)',
     synopsis: '[--prefix PREFIX]',

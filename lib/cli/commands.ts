@@ -7,7 +7,16 @@ import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { exec } from './exec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
-import { duration, type LockView, lockLines, lockTable, type UnreadableView, viewOf } from './format.js'
+import {
+  duration,
+  historyTable,
+  type LockView,
+  lockLines,
+  lockTable,
+  runViewsOf,
+  type UnreadableView,
+  viewOf,
+} from './format.js'
 import type { OpenStore } from './store.js'
 import { watch } from './watch.js'
 
@@ -30,6 +39,7 @@ const LIST_CONCURRENCY = 8
 
 export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<ExitCode>> = {
   inspect,
+  history,
   list,
   watch: (context) => watch(context, () => readLocks(context)),
   'force-release': forceRelease,
@@ -75,6 +85,14 @@ async function inspect(context: CommandContext): Promise<ExitCode> {
   if (context.line.json)
     context.out(JSON.stringify({ ...view, etag: info.etag, record: info.record }, null, 2))
   else context.out(lockLines(view, info.record, info.etag).join('\n'))
+  return ExitCode.Ok
+}
+
+async function history(context: CommandContext): Promise<ExitCode> {
+  const { info, view } = await inspected(context)
+  const runs = runViewsOf(info.record)
+  if (context.line.json) context.out(JSON.stringify({ key: view.key, runs }, null, 2))
+  else context.out(historyTable(view.key, runs).join('\n'))
   return ExitCode.Ok
 }
 

@@ -1,5 +1,5 @@
 import type { LockInfo } from '../core/lock-options.js'
-import type { LockRecord } from '../core/record.js'
+import type { HistoryEntry, LockRecord } from '../core/record.js'
 
 /** One lock as the CLI shows it, in JSON as in tables. */
 export interface LockView {
@@ -140,4 +140,47 @@ export function duration(ms: number): string {
   if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ${two(seconds % 60)}s`
   if (seconds < 86_400) return `${Math.floor(seconds / 3_600)}h ${two(Math.floor(seconds / 60) % 60)}m`
   return `${Math.floor(seconds / 86_400)}d ${Math.floor(seconds / 3_600) % 24}h`
+}
+
+/** One run of a lock's `history` as the CLI shows it, in JSON as in tables. */
+export interface RunView {
+  readonly token: number
+  readonly tick?: string
+  readonly owner: string
+  /** ISO 8601, by the store's clock. */
+  readonly started: string
+  readonly ended: string
+  readonly durationMs: number
+  readonly outcome: string
+}
+
+/** The runs a record keeps, oldest first as stored. */
+export function runViewsOf(record: LockRecord): RunView[] {
+  return (record.history ?? []).map((entry: HistoryEntry) => ({
+    token: entry.token,
+    ...(entry.tick !== undefined && { tick: entry.tick }),
+    owner: entry.owner,
+    started: new Date(entry.started * 1000).toISOString(),
+    ended: new Date(entry.ended * 1000).toISOString(),
+    durationMs: Math.max(0, Math.round((entry.ended - entry.started) * 1000)),
+    outcome: entry.outcome,
+  }))
+}
+
+/** The human form of a lock's history: a table, oldest run first, or a line saying there is none. */
+export function historyTable(key: string, runs: readonly RunView[]): string[] {
+  if (runs.length === 0) {
+    return [`${key}: no runs recorded (runs are kept from releases with historySize above 0, the default 10)`]
+  }
+  const header = ['TOKEN', 'TICK', 'OWNER', 'STARTED', 'ENDED', 'DURATION', 'OUTCOME']
+  const rows = runs.map((run) => [
+    String(run.token),
+    run.tick ?? '-',
+    run.owner,
+    run.started,
+    run.ended,
+    run.durationMs < 1_000 ? `${run.durationMs}ms` : duration(run.durationMs),
+    run.outcome,
+  ])
+  return table([header, ...rows])
 }

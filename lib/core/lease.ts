@@ -5,9 +5,11 @@ import {
   MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
   nestingDepth,
+  RunOutcome,
   rebaseOnOperatorWrite,
   type ScheduleFields,
   serializeRecord,
+  withHistory,
   withSchedule,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
@@ -29,6 +31,13 @@ export interface RecordPatch {
   readonly lastRun?: string
   /** Pause the job, count its failed runs, or clear either (`null` removes a field). */
   readonly schedule?: ScheduleFields
+  /**
+   * How the run ended, for the record's `history` (only `release` records it, and only when the
+   * lock keeps a history: `historySize`). With `tick`, the tick it ran for.
+   */
+  readonly outcome?: typeof RunOutcome.Completed | typeof RunOutcome.Failed
+  /** The tick the run was for, kept in its `history` entry (`outcome`). */
+  readonly tick?: string
 }
 
 /** How long a release may keep retrying transient failures when the lease has little time left. */
@@ -60,10 +69,19 @@ export class Lease {
   #queue: Promise<unknown> = Promise.resolve()
   #cancelWatchdog: () => void = () => {}
   readonly #session: StoreSession
+  readonly #historySize: number
 
   /** @internal Made by `Lock.tryAcquire`. */
-  constructor(session: StoreSession, record: LockRecord, etag: string, deadline: number, ttlMs: number) {
+  constructor(
+    session: StoreSession,
+    record: LockRecord,
+    etag: string,
+    deadline: number,
+    ttlMs: number,
+    historySize = 0,
+  ) {
     this.#session = session
+    this.#historySize = historySize
     this.key = session.key
     this.token = record.token
     this.owner = record.owner
@@ -178,10 +196,11 @@ export class Lease {
   release(patch: RecordPatch = {}): Promise<void> {
     return this.#serialized(async () => {
       if (this.#status === LeaseStatus.Released) return
-      if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs()
+      if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs(patch.tick)
       this.#assertHeld()
       const budget = Math.max(this.#deadline, this.#session.clock.now() + MIN_RELEASE_BUDGET_MS)
-      await this.#write(this.#patched(patch, { expires_at: 0 }), budget)
+      const released = this.#patched(patch, { expires_at: 0 })
+      await this.#write(patch.outcome ? this.#withRun(released, patch.outcome, patch.tick) : released, budget)
       this.#status = LeaseStatus.Released
       this.#cancelWatchdog()
     })
@@ -192,11 +211,29 @@ export class Lease {
    * write conditional on our last etag lands only if nobody wrote since, so it can free the lock
    * for the next run at once instead of at expiry. Best effort; the lease stays lost.
    */
-  async #freeIfStillOurs(): Promise<void> {
-    const record = this.#patched({}, { expires_at: 0 })
+  async #freeIfStillOurs(tick: string | undefined): Promise<void> {
+    const record = this.#withRun(this.#patched({}, { expires_at: 0 }), RunOutcome.Lost, tick)
     const deadline = this.#session.clock.now() + MIN_RELEASE_BUDGET_MS
     const result = await this.#session.write(serializeRecord(record), this.#etag, deadline).catch(() => null)
     if (result?.status === WriteStatus.Written) this.#session.remember(record, result.etag)
+  }
+
+  /** `record` with this run in its history, ending now by the store's clock (when history is kept). */
+  #withRun(record: LockRecord, outcome: RunOutcome, tick: string | undefined): LockRecord {
+    if (this.#historySize <= 0) return record
+    const ended = Math.round(this.#session.serverTime().mid) / 1000
+    return withHistory(
+      record,
+      {
+        token: this.token,
+        ...(tick !== undefined && { tick }),
+        owner: this.owner,
+        started: this.#record.acquired_at ?? ended,
+        ended,
+        outcome,
+      },
+      this.#historySize,
+    )
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {

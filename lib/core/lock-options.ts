@@ -37,6 +37,14 @@ export interface LockOptions {
    * @default false
    */
   readonly trustLocalClock?: boolean
+  /**
+   * Keep the last this many runs in the record's `history`: a release given an `outcome` adds
+   * its run, and an acquisition that takes over a lease never released adds that run as
+   * `abandoned`, each within the write it makes anyway. 0 writes none (an existing history is
+   * left as it is). The run lifecycle (`singleton()`, `withSingleton()`, `exec`) keeps 10.
+   * @default 0
+   */
+  readonly historySize?: number
   /** Local clock, for tests. @default the system clock */
   readonly clock?: Clock
   /** Source of jitter, for tests. @default Math.random */
@@ -138,6 +146,7 @@ export function validateLockOptions(options: LockOptions): void {
   if (!options.store) fail('store is required')
   const { owner, retry } = options
   if (owner !== undefined) validateOwner(owner, options.key)
+  validateHistorySize(options.historySize, 'historySize', fail)
   if (retry?.attempts !== undefined && (!Number.isSafeInteger(retry.attempts) || retry.attempts < 1)) {
     fail(`retry.attempts must be an integer >= 1, got ${retry.attempts}`)
   }
@@ -148,3 +157,16 @@ export function validateOwner(owner: unknown, key: string): void {
     throw new LockOptionsError('owner must be a non-empty string of at most 1024 characters', { key })
   }
 }
+
+/** Refuses a `historySize` that is not a whole number of runs, 0 or more. */
+export function validateHistorySize(value: unknown, what: string, fail: (message: string) => never): void {
+  if (value === undefined) return
+  if (!(Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_HISTORY_SIZE)) {
+    fail(
+      `${what} must be a whole number of runs from 0 to ${MAX_HISTORY_SIZE}, got ${JSON.stringify(value) ?? String(value)}`,
+    )
+  }
+}
+
+/** The most runs a record's `history` may keep (each is a few hundred bytes of a 64 KiB record). */
+export const MAX_HISTORY_SIZE = 100

@@ -33,7 +33,15 @@ import {
   reset,
   resume,
 } from './operator.js'
-import { type LockRecord, MAX_RECORD_BYTES, nextRun, RECORD_VERSION, serializeRecord } from './record.js'
+import {
+  type LockRecord,
+  MAX_RECORD_BYTES,
+  nextRun,
+  RECORD_VERSION,
+  RunOutcome,
+  serializeRecord,
+  withHistory,
+} from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
 import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
@@ -55,6 +63,7 @@ export class Lock {
   readonly ttlMs: number
   readonly clockSkewMarginMs: number
   readonly #session: StoreSession
+  readonly #historySize: number
   /** Leases this instance handed out, so it never takes one over from itself while it is live. */
   readonly #issued = new Set<Lease>()
 
@@ -65,6 +74,7 @@ export class Lock {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'Lock', this.key)
+    this.#historySize = options.historySize ?? 0
     this.#session = new StoreSession(
       options.store,
       this.key,
@@ -269,7 +279,7 @@ export class Lock {
     await session.awaitToken(record.token)
     // The lease starts now, with the store's clock at its token: its end by what we know now.
     const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
-    const lease = new Lease(session, record, etag, deadline, term.ttlMs)
+    const lease = new Lease(session, record, etag, deadline, term.ttlMs, this.#historySize)
     this.#issued.add(lease)
     return lease
   }
@@ -284,16 +294,30 @@ export class Lock {
     token: number,
     term: LeaseTerm,
   ): LockRecord {
-    return {
-      ...snapshot?.record,
+    const previous = snapshot?.record
+    const record: LockRecord = {
+      ...previous,
       v: RECORD_VERSION,
       token,
-      run: nextRun(snapshot?.record),
+      run: nextRun(previous),
       expires_at: term.expires_at,
       owner,
       acquired_at: Math.round(term.serverNow) / 1000,
       ttl_ms: term.ttlMs,
     }
+    // A lease never released (its holder crashed, or ran out of time): recorded now, by its taker.
+    if (!previous || previous.expires_at === 0) return record
+    return withHistory(
+      record,
+      {
+        token: previous.token,
+        owner: previous.owner,
+        started: previous.acquired_at ?? previous.expires_at,
+        ended: previous.expires_at,
+        outcome: RunOutcome.Abandoned,
+      },
+      this.#historySize,
+    )
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */

@@ -82,7 +82,63 @@ export interface LockRecord {
   readonly failures?: number
   /** The `run` of the last failed run counted in `failures`. */
   readonly failed_run?: number
+  /** The last runs, oldest first (newest last), written by the holders' own writes (`HistoryEntry`). */
+  readonly history?: readonly HistoryEntry[]
   readonly [field: string]: unknown
+}
+
+/** How a run recorded in `LockRecord.history` ended. */
+export const RunOutcome = {
+  /** Its release said it completed (the handler returned). */
+  Completed: 'completed',
+  /** Its release said it failed (the handler threw). */
+  Failed: 'failed',
+  /** Its lease ran out unrenewed; it freed the record itself, nobody having taken over. */
+  Lost: 'lost',
+  /** It never released: the next acquisition took over its expired lease and recorded it. */
+  Abandoned: 'abandoned',
+} as const
+/** How a run recorded in `LockRecord.history` ended (`RunOutcome`). */
+export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome]
+
+/** One run in `LockRecord.history`. Times in seconds since the Unix epoch, by the store's clock. */
+export interface HistoryEntry {
+  /** The run's fencing token. */
+  readonly token: number
+  /** The tick it ran for, when known (not for `abandoned`: the record names only the last completed tick). */
+  readonly tick?: string
+  /** Who ran it. */
+  readonly owner: string
+  /** When it took the lock (`acquired_at`). */
+  readonly started: number
+  /** When it released; for `abandoned`, when its lease expired (`expires_at`). */
+  readonly ended: number
+  /** `completed`, `failed`, `lost` or `abandoned`; a newer writer may add others. */
+  readonly outcome: RunOutcome | (string & {})
+  readonly [field: string]: unknown
+}
+
+/** How many runs `history` keeps by default, in the run lifecycle. */
+export const DEFAULT_HISTORY_SIZE = 10
+
+/**
+ * `record` with `entry` appended to its history, keeping the last `keep` entries, and fewer if
+ * need be so that the record stays within `MAX_RECORD_BYTES`: the oldest go first, down to none.
+ * History never makes a write too large that would fit without it. `keep` 0 leaves it as it is.
+ */
+export function withHistory(record: LockRecord, entry: HistoryEntry, keep: number): LockRecord {
+  if (keep <= 0) return record
+  const entries = [...(record.history ?? []), entry].slice(-keep)
+  const { history: _history, ...without } = record
+  const next = (): LockRecord =>
+    (entries.length > 0 ? { ...without, history: [...entries] } : without) as LockRecord
+  let candidate = next()
+  // At most `keep` rounds, each a record's worth of JSON: only a record near its cap pays them.
+  while (entries.length > 0 && Buffer.byteLength(serializeRecord(candidate)) > MAX_RECORD_BYTES) {
+    entries.shift()
+    candidate = next()
+  }
+  return candidate
 }
 
 const isFiniteNonNegative = (value: unknown): value is number =>
@@ -96,6 +152,24 @@ const optionalChecks: Record<string, (value: unknown) => boolean> = {
   paused: isPauseRecord,
   failures: isCount,
   failed_run: isCount,
+  history: isHistory,
+}
+
+function isHistory(value: unknown): boolean {
+  return Array.isArray(value) && value.every(isHistoryEntry)
+}
+
+function isHistoryEntry(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { token, tick, owner, started, ended, outcome } = value as Record<string, unknown>
+  return (
+    isCount(token) &&
+    (tick === undefined || typeof tick === 'string') &&
+    typeof owner === 'string' &&
+    isFiniteNonNegative(started) &&
+    isFiniteNonNegative(ended) &&
+    typeof outcome === 'string'
+  )
 }
 
 function isCount(value: unknown): boolean {

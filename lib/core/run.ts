@@ -2,6 +2,7 @@ import { keepAlive } from './heartbeat.js'
 import type { Lease } from './lease.js'
 import type { Lock } from './lock.js'
 import { AcquireStatus, type Acquisition, type TryAcquireOptions } from './lock-options.js'
+import { RunOutcome } from './record.js'
 import { defaultHeartbeatMs, validateTiming } from './timing.js'
 
 /** The work done under the lock: `lease.token` for fenced writes, `lease.signal` to stop in time. */
@@ -58,13 +59,13 @@ export async function runExclusive<T>(
     value = await routine(lease)
   } catch (error) {
     stop()
-    await lease.release().catch(() => undefined) // the routine's failure is the news
+    await lease.release({ outcome: RunOutcome.Failed }).catch(() => undefined) // the routine's failure is the news
     throw error
   }
   stop()
   // Rejects LockLostError when the lease was lost meanwhile; a lease that ran out unrenewed
   // still frees the record first if nobody wrote since, so the next run need not wait for it.
   // The routine completed: its checkpoint is spent, and the next run starts afresh.
-  await lease.release({ clearState: true })
+  await lease.release({ clearState: true, outcome: RunOutcome.Completed })
   return { status: 'ran', value, token: lease.token }
 }

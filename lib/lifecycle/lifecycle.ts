@@ -243,6 +243,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         store,
         key,
         clockSkewMarginMs: this.#config.clockSkewMarginMs,
+        historySize: this.#config.historySize,
         clock: this.#clock,
       })
       this.#locks.set(key, lock)

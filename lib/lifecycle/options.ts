@@ -1,6 +1,8 @@
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../config.js'
 import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
+import { validateHistorySize } from '../core/lock-options.js'
+import { DEFAULT_HISTORY_SIZE } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, defaultHeartbeatMs, validateTiming } from '../core/timing.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
@@ -87,6 +89,13 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
    * the record, in a log line and in the `Paused` metric. @default undefined: never pause
    */
   readonly pauseAfterFailures?: number
+  /**
+   * Keep the last this many runs in the lock record's `history` (token, tick, owner, started,
+   * ended, outcome), for `lambda-singleton history`: written by each run's release, and by the
+   * acquisition that takes over a run that never released (`abandoned`), at no extra request.
+   * 0 writes none. @default 10
+   */
+  readonly historySize?: number
   /** The local clock, for tests on simulated time. @default the system clock */
   readonly clock?: Clock
 }
@@ -107,6 +116,7 @@ export interface ResolvedOptions<TEvent, TContext> {
   readonly metrics: boolean | SingletonMetricsOptions | undefined
   readonly throwOnLost: boolean
   readonly pauseAfterFailures: number | undefined
+  readonly historySize: number
   readonly clock: Clock | undefined
 }
 
@@ -151,6 +161,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
       `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
     )
   }
+  validateHistorySize(options.historySize, 'historySize', fail)
   const maxTickAgeMs = resolveMaxTickAge(options.maxTickAgeMs, fail)
   return {
     store,
@@ -168,6 +179,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     metrics: options.metrics,
     throwOnLost: options.throwOnLost ?? false,
     pauseAfterFailures,
+    historySize: options.historySize ?? DEFAULT_HISTORY_SIZE,
     clock: options.clock,
   }
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
+import { RunOutcome } from '../core/record.js'
 import { countFailures } from './failures.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
@@ -108,10 +109,18 @@ export class SingletonRun {
           now: this.#settings.clock.now(),
         })
         // A completed run spends its checkpoint: the next run (the next tick) starts afresh.
+        // The run goes into the record's history with this same write (when history is kept).
+        const run = { ...(tick !== undefined && { tick }) }
         await lease.release(
           succeeded
-            ? { clearState: true, ...(tick !== undefined && { lastRun: tick }), schedule: counted.schedule }
-            : { schedule: counted.schedule },
+            ? {
+                clearState: true,
+                ...(tick !== undefined && { lastRun: tick }),
+                schedule: counted.schedule,
+                outcome: RunOutcome.Completed,
+                ...run,
+              }
+            : { schedule: counted.schedule, outcome: RunOutcome.Failed, ...run },
         )
         report('info', 'lock released', {
           outcome: Outcome.Released,

@@ -69,6 +69,29 @@ describe('records of this release, read by release 1.0', () => {
     expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ v: 1, failures: 2, failed_run: 7, run: 8 })
   })
 
+  it('a record with a history stays version 1: 1.0 reads it, runs the job and keeps the history as it found it', async () => {
+    const { store, oldReader, released } = setup()
+    const history = [
+      {
+        token: 3,
+        tick: '2026-11-21T03:00:00Z',
+        owner: 'new/1',
+        started: 1_800_000_000,
+        ended: 1_800_000_002,
+        outcome: 'completed',
+      },
+      { token: 4, owner: 'new/2', started: 1_800_000_100, ended: 1_800_000_160, outcome: 'abandoned' },
+    ]
+    const body = serializeRecord(released({ history }))
+    expect(JSON.parse(body).v).toBe(1)
+    expect(parseRecord10(body, KEY).history).toEqual(history)
+    store.putRaw(KEY, body)
+    const lease = await leaseOf(oldReader.tryAcquire())
+    await lease?.release()
+    // 1.0 adds no run of its own (it knows no history), and drops none.
+    expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ v: 1, run: 8, owner: 'old/1', history })
+  })
+
   it('a resumed record is version 1 again, which 1.0 reads', async () => {
     const { released } = setup()
     const paused = withSchedule(released(), { paused: { by: 'alice', at: 1 }, failures: 3, failed_run: 7 })

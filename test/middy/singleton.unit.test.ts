@@ -9,6 +9,7 @@ import {
   singleton,
 } from '../../lib/middy/index.js'
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
+import { describeHistoryBehaviour } from '../lifecycle/history-behaviour.js'
 import { describePauseBehaviour } from '../lifecycle/pause-behaviour.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -19,6 +20,7 @@ const middleware: Adapter = (body, options) =>
 
 describeSingletonBehaviour('singleton() (Middy)', middleware)
 describePauseBehaviour('singleton() (Middy)', middleware)
+describeHistoryBehaviour('singleton() (Middy)', middleware)
 
 describe('singleton() options', () => {
   it.each([
