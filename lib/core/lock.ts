@@ -33,15 +33,7 @@ import {
   reset,
   resume,
 } from './operator.js'
-import {
-  type LockRecord,
-  MAX_RECORD_BYTES,
-  nextRun,
-  RECORD_VERSION,
-  RunOutcome,
-  serializeRecord,
-  withHistory,
-} from './record.js'
+import { acquisitionRecord, type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
 import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
@@ -205,7 +197,7 @@ export class Lock {
       const token = session.nextToken(snapshot?.record.token)
       const term =
         holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
-      const record = this.#acquisitionRecord(snapshot, owner, token, term)
+      const record = acquisitionRecord(snapshot?.record, owner, token, term, this.#historySize)
       const result = await session.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
@@ -284,42 +276,6 @@ export class Lock {
     return lease
   }
 
-  /**
-   * The record an acquisition by `owner` writes over `snapshot` (or where there is none): what
-   * was there, with `token` and the lease of `term`.
-   */
-  #acquisitionRecord(
-    snapshot: Snapshot | undefined,
-    owner: string,
-    token: number,
-    term: LeaseTerm,
-  ): LockRecord {
-    const previous = snapshot?.record
-    const record: LockRecord = {
-      ...previous,
-      v: RECORD_VERSION,
-      token,
-      run: nextRun(previous),
-      expires_at: term.expires_at,
-      owner,
-      acquired_at: Math.round(term.serverNow) / 1000,
-      ttl_ms: term.ttlMs,
-    }
-    // A lease never released (its holder crashed, or ran out of time): recorded now, by its taker.
-    if (!previous || previous.expires_at === 0) return record
-    return withHistory(
-      record,
-      {
-        token: previous.token,
-        owner: previous.owner,
-        started: previous.acquired_at ?? previous.expires_at,
-        ended: previous.expires_at,
-        outcome: RunOutcome.Abandoned,
-      },
-      this.#historySize,
-    )
-  }
-
   /** Reads the lock without changing it; `null` when it was never taken. */
   async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
     const { snapshot } = await this.#session.read(this.#session.clock.now() + READ_BUDGET_MS, options.signal)
@@ -343,12 +299,8 @@ export class Lock {
     let next: LockRecord
     try {
       const token = this.#session.nextToken(snapshot.record.token)
-      next = this.#acquisitionRecord(
-        snapshot,
-        this.owner,
-        token,
-        this.#session.termFromToken(token, this.ttlMs),
-      )
+      const term = this.#session.termFromToken(token, this.ttlMs)
+      next = acquisitionRecord(snapshot.record, this.owner, token, term, this.#historySize)
     } catch (error) {
       if (
         error instanceof LockConflictError &&

@@ -1,4 +1,5 @@
 import { LockCorruptedError } from './errors.js'
+import type { LeaseTerm } from './timing.js'
 
 /** A JSON value, as stored in `state` (checkpoints). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
@@ -308,3 +309,39 @@ function canonical(value: unknown): string {
 
 /** The largest `state` a checkpoint may store, leaving room for the record's own fields. */
 export const MAX_STATE_BYTES = MAX_RECORD_BYTES - 4 * 1024
+
+/**
+ * The record an acquisition by `owner` writes over `previous` (or where there is none): what was
+ * there, with `token` and the lease of `term`; a lease never released (its holder crashed, or ran
+ * out of time) goes into the history now, by its taker, at no extra request.
+ */
+export function acquisitionRecord(
+  previous: LockRecord | undefined,
+  owner: string,
+  token: number,
+  term: LeaseTerm,
+  historySize: number,
+): LockRecord {
+  const record: LockRecord = {
+    ...previous,
+    v: RECORD_VERSION,
+    token,
+    run: nextRun(previous),
+    expires_at: term.expires_at,
+    owner,
+    acquired_at: Math.round(term.serverNow) / 1000,
+    ttl_ms: term.ttlMs,
+  }
+  if (!previous || previous.expires_at === 0) return record
+  return withHistory(
+    record,
+    {
+      token: previous.token,
+      owner: previous.owner,
+      started: previous.acquired_at ?? previous.expires_at,
+      ended: previous.expires_at,
+      outcome: RunOutcome.Abandoned,
+    },
+    historySize,
+  )
+}
