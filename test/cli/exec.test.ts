@@ -1,4 +1,4 @@
-import { inject } from 'vitest'
+import { s3ProgramEnv } from '../support/cli-engines.js'
 import { freshBucket, testS3Client } from '../support/s3.js'
 import { execSuite } from './exec-suite.js'
 
@@ -9,13 +9,5 @@ s3.destroy()
 execSuite({
   name: 'S3 (Ceph)',
   store: () => ['--bucket', bucket],
-  env: () => {
-    const target = inject('s3')
-    return {
-      AWS_ENDPOINT_URL_S3: target.endpoint,
-      AWS_REGION: target.region,
-      AWS_ACCESS_KEY_ID: target.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-    }
-  },
+  env: s3ProgramEnv,
 })

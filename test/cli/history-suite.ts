@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { Lock } from '../../lib/index.js'
+import type { CliEngine } from '../support/cli-engines.js'
 import { leaseOf } from '../support/lease-of.js'
-import type { PauseEngine } from './pause-suite.js'
 
 /** `lambda-singleton history` against a real engine, run as the program operators run. */
-export function historySuite(engine: () => PauseEngine): void {
+export function historySuite(engine: () => CliEngine): void {
   const lock = (key: string, owner: string, ttlMs = 600_000) =>
     new Lock({ store: engine().store(), key, owner, ttlMs, clockSkewMarginMs: 500, historySize: 10 })
 

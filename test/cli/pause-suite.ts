@@ -1,25 +1,11 @@
 import { expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
-import { Lock, LockLostError, type LockRecord, type LockStore } from '../../lib/index.js'
-import type { ProgramResult } from '../support/cli.js'
+import { Lock, LockLostError } from '../../lib/index.js'
+import type { CliEngine } from '../support/cli-engines.js'
 import { leaseOf } from '../support/lease-of.js'
 
-/** One engine as the CLI pause suite uses it. */
-export interface PauseEngine {
-  /** The store the lock objects live in. */
-  readonly store: () => LockStore
-  /** Runs the CLI in this process with the engine's store options appended. */
-  readonly cli: (...argv: string[]) => Promise<{ code: number; out: string; err: string }>
-  /** Runs the CLI as a program, the engine's store options and environment given. */
-  readonly program: (...argv: string[]) => Promise<ProgramResult>
-  /** The record as stored. */
-  readonly stored: (key: string) => Promise<LockRecord | undefined>
-  /** Where the CLI says the key is. */
-  readonly where: (key: string) => string
-}
-
 /** pause and resume against a real engine: what they write, print and exit with. */
-export function pauseSuite(engine: () => PauseEngine): void {
+export function pauseSuite(engine: () => CliEngine): void {
   const lock = (key: string, owner: string, ttlMs = 600_000) =>
     new Lock({ store: engine().store(), key, owner, ttlMs })
 

@@ -1,5 +1,5 @@
-import { inject } from 'vitest'
 import { execSuite } from '../cli/exec-suite.js'
+import { dynamodbProgramEnv } from '../support/cli-engines.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 
 const client = testDynamoDBClient()
@@ -9,13 +9,5 @@ client.destroy()
 execSuite({
   name: 'DynamoDB (DynamoDB Local)',
   store: () => ['--table', table, '--partition-key', 'lock_id'],
-  env: () => {
-    const target = inject('dynamodb')
-    return {
-      AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-      AWS_REGION: target.region,
-      AWS_ACCESS_KEY_ID: target.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-    }
-  },
+  env: dynamodbProgramEnv,
 })
