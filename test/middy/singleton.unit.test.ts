@@ -14,9 +14,19 @@ import { describePauseBehaviour } from '../lifecycle/pause-behaviour.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
 
-// Middy types the result as the body's; behind singleton() it may also be a SkipResult.
+/**
+ * Middy types the result as the body's; behind singleton() it may also be a SkipResult.
+ *
+ * Without Middy's own early timeout (timeoutEarlyInMillis 0): it arms a real-time timer from the
+ * context's remaining time, which in these specs runs on the simulated clock. A run a spec leaves
+ * hanging then rejected, on a loaded machine, long after its spec had ended (an unhandled
+ * rejection blamed on whatever file ran next). Our own deadline handling reads the same context
+ * on the same simulated clock and stays under test.
+ */
 const middleware: Adapter = (body, options) =>
-  middy<unknown, unknown, Error, SingletonContext>().use(singleton(options)).handler(body) as never
+  middy<unknown, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
+    .use(singleton(options))
+    .handler(body) as never
 
 describeSingletonBehaviour('singleton() (Middy)', middleware)
 describePauseBehaviour('singleton() (Middy)', middleware)
@@ -90,7 +100,7 @@ describe('singleton() and Middy', () => {
     const store = new MemoryLockStore({ clock, clockResolutionMs: 1_000 })
     const outcomes: string[] = []
     let runs = 0
-    const handler = middy<unknown, unknown, Error, SingletonContext>()
+    const handler = middy<unknown, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
       .use(singleton({ store, clock, logger: silentLogger, onOutcome: (o) => outcomes.push(o.outcome) }))
       // Used after singleton(), this ends some requests early: Middy then skips singleton's after.
       .use({
@@ -113,7 +123,7 @@ describe('singleton() and Middy', () => {
     const clock = new ManualClock()
     const store = new MemoryLockStore({ clock })
     const flushed: string[] = []
-    const handler = middy<unknown, unknown, Error, SingletonContext>()
+    const handler = middy<unknown, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
       // Where Powertools' logMetrics and injectLambdaContext leave their cleanup, used before singleton().
       .use({
         before: (request) => {
