@@ -78,6 +78,8 @@ export const SingletonMetric = {
   Duplicate: 'Duplicate',
   /** A lease was lost while its run went on: runs may have overlapped (count). */
   Lost: 'Lost',
+  /** A run was replaced by a run of a newer tick (`onHeld: 'replace'`) (count). */
+  Replaced: 'Replaced',
   /** A release failed; the lock stays held until its lease expires (count). */
   ReleaseFailed: 'ReleaseFailed',
   /** A job is paused: it paused itself after failed runs, or an invocation skipped because it is (count). */

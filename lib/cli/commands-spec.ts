@@ -67,8 +67,8 @@ export const OPTIONS = {
   },
   'on-held': {
     type: 'string',
-    value: 'skip|wait|fail',
-    help: 'exec: when another run holds the lock, exit 0 without running (skip, the default), wait up to --wait for it, or exit 7 (fail)',
+    value: 'skip|wait|fail|replace',
+    help: 'exec: when another run holds the lock, exit 0 without running (skip, the default), wait up to --wait for it, exit 7 (fail), or take it from a run of an older --tick (replace)',
   },
   wait: {
     type: 'string',
@@ -198,7 +198,7 @@ export const COMMANDS = {
   exec: {
     summary: 'run a command while holding the lock, its token in its environment',
     synopsis:
-      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail] [--wait DURATION] [--tick ID] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
+      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail|replace] [--wait DURATION] [--tick ID] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
     options: [...STORE_OPTIONS, 'key', 'ttl', 'on-held', 'wait', 'tick', 'kill-after', 'owner'],
     required: ['key'],
     details:

@@ -9,6 +9,11 @@ export const ExecOnHeld = {
   Wait: 'wait',
   /** Exit 7 (`Held`) without running the command, so that whatever started it can retry. */
   Fail: 'fail',
+  /**
+   * Take the lock from a run of an older `--tick` (its command gets SIGTERM at its wrapper's next
+   * heartbeat, and its fenced writes are refused); skip as `skip` does otherwise. Needs `--tick`.
+   */
+  Replace: 'replace',
 } as const
 export type ExecOnHeld = (typeof ExecOnHeld)[keyof typeof ExecOnHeld]
 
@@ -39,13 +44,15 @@ export function execLine(values: Values, argv: readonly string[]): ExecLine {
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined)
   const onHeld = text('on-held') ?? ExecOnHeld.Skip
   if (!(Object.values(ExecOnHeld) as string[]).includes(onHeld))
-    throw new UsageError(`--on-held must be skip, wait or fail, got "${onHeld}"`, 'exec')
+    throw new UsageError(`--on-held must be skip, wait, fail or replace, got "${onHeld}"`, 'exec')
   const wait = text('wait')
   if (onHeld === ExecOnHeld.Wait && wait === undefined)
     throw new UsageError('--on-held wait needs --wait DURATION: how long to wait at most', 'exec')
   const ttl = text('ttl')
   const killAfter = text('kill-after')
   const tick = text('tick')
+  if (onHeld === ExecOnHeld.Replace && tick === undefined)
+    throw new UsageError('--on-held replace needs --tick ID: only a newer tick replaces a run', 'exec')
   return {
     argv: [program, ...args],
     ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : durationMs(ttl, '--ttl'),

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { constants } from 'node:os'
+import { LostReason } from '../core/errors.js'
 import type { InvocationContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonLogger } from '../lifecycle/logger.js'
@@ -58,7 +59,8 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
       store: context.opened.store,
       keyPrefix: '', // --key is the whole key, as for the other commands
       key: line.key,
-      onHeld: OnHeld.Skip, // the exit code says the rest (see skipCode)
+      // Skip or replace; the exit code says the rest (see skipCode).
+      onHeld: settings.onHeld === ExecOnHeld.Replace ? OnHeld.Replace : OnHeld.Skip,
       waitMs: settings.waitMs,
       ttlMs: settings.ttlMs,
       tickId: settings.tick === undefined ? false : () => settings.tick,
@@ -112,13 +114,19 @@ function supervise(run: SingletonRun, settings: ExecLine, err: (text: string) =>
   }
   const onLost = () => {
     lost = true
+    const replaced =
+      (handle.signal.reason as { reason?: unknown } | undefined)?.reason === LostReason.Replaced
     err(
-      logLine('ERROR', 'stopping the command: the lease was lost', {
-        key: handle.key,
-        token: handle.token,
-        pid: child.pid,
-        killAfterMs: settings.killAfterMs,
-      }),
+      logLine(
+        replaced ? 'WARN' : 'ERROR',
+        `stopping the command: the lease was ${replaced ? 'replaced by a run of a newer tick' : 'lost'}`,
+        {
+          key: handle.key,
+          token: handle.token,
+          pid: child.pid,
+          killAfterMs: settings.killAfterMs,
+        },
+      ),
     )
     forward('SIGTERM')
     killTimer = setTimeout(() => forward('SIGKILL'), settings.killAfterMs)

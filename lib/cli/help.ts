@@ -15,7 +15,7 @@ const EXIT_CODE_LABELS: Record<keyof typeof ExitCode, string> = {
   Corrupted: 'the object is not a lock record (see reset)',
   Configuration: "no region, no credentials, credentials refused, or the store's SDK not installed",
   Held: 'exec: the lock is held and --on-held is fail (or wait, and the wait ran out); the command did not run',
-  Lost: 'exec: the lease was lost while the command ran; it was sent SIGTERM (then SIGKILL)',
+  Lost: 'exec: the lease was lost (or replaced by a newer tick) while the command ran; it was sent SIGTERM (then SIGKILL)',
   CannotRun: 'exec: the command could not be started',
   CommandNotFound: 'exec: no such command',
   Interrupted: 'interrupted (watch exits 0 when interrupted)',

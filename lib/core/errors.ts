@@ -72,6 +72,8 @@ export const LostReason = {
   Expired: 'expired',
   /** We released it ourselves; it cannot be used again. */
   Released: 'released',
+  /** A run of a newer tick took the lock over while ours ran (`onHeld: 'replace'`). */
+  Replaced: 'replaced',
 } as const
 export type LostReason = (typeof LostReason)[keyof typeof LostReason]
 

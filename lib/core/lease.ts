@@ -1,4 +1,5 @@
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
+import { withoutRunning } from './holder-record.js'
 import {
   type JsonValue,
   type LockRecord,
@@ -199,7 +200,7 @@ export class Lease {
       if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs(patch.tick)
       this.#assertHeld()
       const budget = Math.max(this.#deadline, this.#session.clock.now() + MIN_RELEASE_BUDGET_MS)
-      const released = this.#patched(patch, { expires_at: 0 })
+      const released = withoutRunning(this.#patched(patch, { expires_at: 0 }))
       await this.#write(patch.outcome ? this.#withRun(released, patch.outcome, patch.tick) : released, budget)
       this.#status = LeaseStatus.Released
       this.#cancelWatchdog()
@@ -212,7 +213,7 @@ export class Lease {
    * for the next run at once instead of at expiry. Best effort; the lease stays lost.
    */
   async #freeIfStillOurs(tick: string | undefined): Promise<void> {
-    const record = this.#withRun(this.#patched({}, { expires_at: 0 }), RunOutcome.Lost, tick)
+    const record = this.#withRun(withoutRunning(this.#patched({}, { expires_at: 0 })), RunOutcome.Lost, tick)
     const deadline = this.#session.clock.now() + MIN_RELEASE_BUDGET_MS
     const result = await this.#session.write(serializeRecord(record), this.#etag, deadline).catch(() => null)
     if (result?.status === WriteStatus.Written) this.#session.remember(record, result.etag)
@@ -314,14 +315,12 @@ export class Lease {
             this.#etag = current.etag
             continue
           }
-          throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
+          throw this.#takenOver(current?.record)
         }
         case WriteStatus.Conflict: {
           // Someone else's conditional write was in flight. If it did not land, ours may.
           const { snapshot: current } = await this.#session.read(budgetDeadline)
-          if (current?.etag !== this.#etag) {
-            throw this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current?.record)
-          }
+          if (current?.etag !== this.#etag) throw this.#takenOver(current?.record)
           // Each conflict is someone else's write in flight: try again while time is left.
           await this.#session.pause(conflicts, undefined, budgetDeadline)
           if (this.#session.clock.now() >= budgetDeadline) {
@@ -333,6 +332,13 @@ export class Lease {
         }
       }
     }
+  }
+
+  /** Someone else wrote the record: a run of a newer tick that replaced ours, or any other holder. */
+  #takenOver(current: LockRecord | undefined): LockLostError {
+    return current?.replaced?.token === this.token
+      ? this.#lose(LostReason.Replaced, 'a run of a newer tick replaced it', current)
+      : this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current)
   }
 
   #lose(reason: LostReason, why: string, current?: LockRecord, cause?: unknown): LockLostError {

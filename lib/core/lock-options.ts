@@ -65,6 +65,11 @@ export interface LeaseOptions {
   readonly holdUntil?: number
   /** Owner for this acquisition, e.g. the invocation's request id. @default the lock's `owner` */
   readonly owner?: string
+  /**
+   * The tick this run is for, written in the record's `running` while it holds the lock: what a
+   * run of a newer tick compares before it replaces this one (`replaceIf`). @default none
+   */
+  readonly tick?: string
   /** Abandons the attempt; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal
 }
@@ -80,6 +85,14 @@ export interface TryAcquireOptions extends LeaseOptions {
    * `last_run` shows the work is done): the attempt comes back `skipped` with that record.
    */
   readonly skipIf?: (record: LockRecord) => boolean
+  /**
+   * Take the lock from a live holder, writing nothing else, when this says so of its record:
+   * the write goes over it with a higher token, so the holder's next renewal, release and
+   * fenced writes are refused (`LockLostError`, reason `replaced`). The attempt comes back
+   * `acquired` with the record it replaced. Asked after `skipIf`, and only of another owner's
+   * live lease.
+   */
+  readonly replaceIf?: (holder: LockRecord) => boolean
 }
 
 /** `lock.acquire`: waits up to `waitMs` for the lease, or rejects `LockTimeoutError`. */
@@ -101,7 +114,12 @@ export const AcquireStatus = {
 export type AcquireStatus = (typeof AcquireStatus)[keyof typeof AcquireStatus]
 
 export type Acquisition =
-  | { readonly status: typeof AcquireStatus.Acquired; readonly lease: Lease }
+  | {
+      readonly status: typeof AcquireStatus.Acquired
+      readonly lease: Lease
+      /** The live holder's record this acquisition replaced (`replaceIf`), if it replaced one. */
+      readonly replaced?: LockRecord
+    }
   | {
       readonly status: typeof AcquireStatus.Held
       /** The record that showed the lock held; after a lost race for the write, the winner's. */

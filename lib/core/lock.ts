@@ -10,6 +10,7 @@ import {
   LockStoreError,
   LockTimeoutError,
 } from './errors.js'
+import { acquisitionRecord } from './holder-record.js'
 import { Lease } from './lease.js'
 import {
   type AcquireOptions,
@@ -33,7 +34,7 @@ import {
   reset,
   resume,
 } from './operator.js'
-import { acquisitionRecord, type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
+import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
 import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
@@ -191,13 +192,20 @@ export class Lock {
       if (snapshot && options.skipIf?.(snapshot.record)) {
         return { status: AcquireStatus.Skipped, record: snapshot.record }
       }
-      if (snapshot && !cached && !session.isFree(snapshot) && snapshot.record.owner !== owner) {
+      // Another owner's live lease: held, unless this attempt is to replace it (a newer tick's run).
+      const replacing =
+        snapshot !== undefined && !cached && !session.isFree(snapshot) && snapshot.record.owner !== owner
+      if (replacing && !options.replaceIf?.(snapshot.record)) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
       const token = session.nextToken(snapshot?.record.token)
       const term =
         holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
-      const record = acquisitionRecord(snapshot?.record, owner, token, term, this.#historySize)
+      const record = acquisitionRecord(snapshot?.record, owner, token, term, {
+        tick: options.tick,
+        replacing,
+        historySize: this.#historySize,
+      })
       const result = await session.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
       switch (result.status) {
@@ -205,6 +213,7 @@ export class Lock {
           return {
             status: AcquireStatus.Acquired,
             lease: await this.#handOut(record, result.etag, term, holdUntil),
+            ...(replacing && snapshot && { replaced: snapshot.record }),
           }
         case WriteStatus.PreconditionFailed:
           if (!snapshot && found.unconfirmedAbsence) {
@@ -300,7 +309,7 @@ export class Lock {
     try {
       const token = this.#session.nextToken(snapshot.record.token)
       const term = this.#session.termFromToken(token, this.ttlMs)
-      next = acquisitionRecord(snapshot.record, this.owner, token, term, this.#historySize)
+      next = acquisitionRecord(snapshot.record, this.owner, token, term, { historySize: this.#historySize })
     } catch (error) {
       if (
         error instanceof LockConflictError &&

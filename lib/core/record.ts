@@ -1,5 +1,4 @@
 import { LockCorruptedError } from './errors.js'
-import type { LeaseTerm } from './timing.js'
 
 /** A JSON value, as stored in `state` (checkpoints). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
@@ -38,6 +37,27 @@ export interface ScheduleFields {
   readonly failures?: number | null
   /** `LockRecord.failed_run`. */
   readonly failed_run?: number | null
+}
+
+/**
+ * The run that holds the lock, as its acquisition wrote it (`LockRecord.running`): its token and
+ * the tick it runs for. Trusted only while `token` is the record's own: a writer that does not
+ * know the field (an older release) keeps it as it is when it takes the lock with a new token.
+ */
+export interface RunningRecord {
+  readonly token: number
+  readonly tick: string
+}
+
+/** The run a newer tick's run replaced (`LockRecord.replaced`), so that the replaced run can tell. */
+export interface ReplacedRecord {
+  /** The replaced run's fencing token. */
+  readonly token: number
+  readonly owner: string
+  /** The tick it ran for, when its record said. */
+  readonly tick?: string
+  /** Seconds since the Unix epoch, by the store's clock, when it was replaced. */
+  readonly at: number
 }
 
 /** A lock object larger than this is not a lock record (and reading it would cost memory). */
@@ -85,6 +105,10 @@ export interface LockRecord {
   readonly failed_run?: number
   /** The last runs, oldest first (newest last), written by the holders' own writes (`HistoryEntry`). */
   readonly history?: readonly HistoryEntry[]
+  /** The tick the holder runs for, while it holds the lock: what `onHeld: 'replace'` compares. */
+  readonly running?: RunningRecord
+  /** The last run replaced by a newer tick's run; kept until the next replacement. */
+  readonly replaced?: ReplacedRecord
   readonly [field: string]: unknown
 }
 
@@ -98,6 +122,8 @@ export const RunOutcome = {
   Lost: 'lost',
   /** It never released: the next acquisition took over its expired lease and recorded it. */
   Abandoned: 'abandoned',
+  /** A run of a newer tick took the lock from it while it ran (`onHeld: 'replace'`), and recorded it. */
+  Replaced: 'replaced',
 } as const
 /** How a run recorded in `LockRecord.history` ended (`RunOutcome`). */
 export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome]
@@ -106,7 +132,7 @@ export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome]
 export interface HistoryEntry {
   /** The run's fencing token. */
   readonly token: number
-  /** The tick it ran for, when known (not for `abandoned`: the record names only the last completed tick). */
+  /** The tick it ran for, when known (for `abandoned` and `replaced`, when its acquisition wrote `running`). */
   readonly tick?: string
   /** Who ran it. */
   readonly owner: string
@@ -114,7 +140,7 @@ export interface HistoryEntry {
   readonly started: number
   /** When it released; for `abandoned`, when its lease expired (`expires_at`). */
   readonly ended: number
-  /** `completed`, `failed`, `lost` or `abandoned`; a newer writer may add others. */
+  /** `completed`, `failed`, `lost`, `abandoned` or `replaced`; a newer writer may add others. */
   readonly outcome: RunOutcome | (string & {})
   readonly [field: string]: unknown
 }
@@ -154,6 +180,25 @@ const optionalChecks: Record<string, (value: unknown) => boolean> = {
   failures: isCount,
   failed_run: isCount,
   history: isHistory,
+  running: isRunningRecord,
+  replaced: isReplacedRecord,
+}
+
+function isRunningRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { token, tick } = value as Record<string, unknown>
+  return isCount(token) && typeof tick === 'string'
+}
+
+function isReplacedRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { token, owner, tick, at } = value as Record<string, unknown>
+  return (
+    isCount(token) &&
+    typeof owner === 'string' &&
+    (tick === undefined || typeof tick === 'string') &&
+    isFiniteNonNegative(at)
+  )
 }
 
 function isHistory(value: unknown): boolean {
@@ -309,39 +354,3 @@ function canonical(value: unknown): string {
 
 /** The largest `state` a checkpoint may store, leaving room for the record's own fields. */
 export const MAX_STATE_BYTES = MAX_RECORD_BYTES - 4 * 1024
-
-/**
- * The record an acquisition by `owner` writes over `previous` (or where there is none): what was
- * there, with `token` and the lease of `term`; a lease never released (its holder crashed, or ran
- * out of time) goes into the history now, by its taker, at no extra request.
- */
-export function acquisitionRecord(
-  previous: LockRecord | undefined,
-  owner: string,
-  token: number,
-  term: LeaseTerm,
-  historySize: number,
-): LockRecord {
-  const record: LockRecord = {
-    ...previous,
-    v: RECORD_VERSION,
-    token,
-    run: nextRun(previous),
-    expires_at: term.expires_at,
-    owner,
-    acquired_at: Math.round(term.serverNow) / 1000,
-    ttl_ms: term.ttlMs,
-  }
-  if (!previous || previous.expires_at === 0) return record
-  return withHistory(
-    record,
-    {
-      token: previous.token,
-      owner: previous.owner,
-      started: previous.acquired_at ?? previous.expires_at,
-      ended: previous.expires_at,
-      outcome: RunOutcome.Abandoned,
-    },
-    historySize,
-  )
-}

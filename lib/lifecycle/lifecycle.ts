@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { LOCK_ENV } from '../config.js'
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
+import { runningTick } from '../core/holder-record.js'
 import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
@@ -16,7 +17,7 @@ import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
 import { SingletonRun } from './run.js'
 import { lateSkipResult, pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
-import { isTickDone, tickAgeMs, tickIdOf } from './tick.js'
+import { isNewerTick, isTickDone, tickAgeMs, tickIdOf } from './tick.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
 export type RunStart =
@@ -94,7 +95,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       case AcquireStatus.Held:
         return this.#held(report, { key, holder: attempt.holder, tick, waitMs })
       case AcquireStatus.Acquired: {
-        const { lease } = attempt
+        const { lease, replaced } = attempt
+        const replacedTick = replaced && runningTick(replaced)
         const run = new SingletonRun(lease, {
           key,
           tick,
@@ -112,6 +114,13 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
           owner: lease.owner,
           ...(tick && { tick }),
           waitMs,
+          ...(replaced && {
+            replaced: {
+              owner: replaced.owner,
+              token: replaced.token,
+              ...(replacedTick !== undefined && { tick: replacedTick }),
+            },
+          }),
         })
         return { status: 'running', run }
       }
@@ -148,6 +157,11 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     // is written for it.
     const skipIf = (record: LockRecord) =>
       record.paused !== undefined || (tick !== undefined && isTickDone(tick, record.last_run))
+    // Only a run of a newer tick replaces, and only a holder whose tick its record names.
+    const replaceIf = (holder: LockRecord) => {
+      const holding = runningTick(holder)
+      return tick !== undefined && holding !== undefined && isNewerTick(tick, holding)
+    }
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
@@ -156,6 +170,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         owner: ownerOf(context),
         waitMs: this.#config.waitMs,
         skipIf,
+        ...(tick !== undefined && { tick }),
+        ...(this.#config.onHeld === OnHeld.Replace && { replaceIf }),
       })
       return { attempt, waitMs: this.#clock.now() - started }
     } catch (error) {

@@ -29,6 +29,7 @@ const COUNTS: Partial<Record<OutcomeEvent['outcome'], SingletonMetric>> = {
   [Outcome.Duplicate]: SingletonMetric.Duplicate,
   [Outcome.Late]: SingletonMetric.Late,
   [Outcome.Lost]: SingletonMetric.Lost,
+  [Outcome.Replaced]: SingletonMetric.Replaced,
   [Outcome.ReleaseFailed]: SingletonMetric.ReleaseFailed,
   [Outcome.Paused]: SingletonMetric.Paused,
 }

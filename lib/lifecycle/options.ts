@@ -4,7 +4,12 @@ import { LockOptionsError } from '../core/errors.js'
 import { validateHistorySize } from '../core/lock-options.js'
 import { DEFAULT_HISTORY_SIZE } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
-import { DEFAULT_CLOCK_SKEW_MARGIN_MS, defaultHeartbeatMs, validateTiming } from '../core/timing.js'
+import {
+  DEFAULT_CLOCK_SKEW_MARGIN_MS,
+  DEFAULT_TTL_MS,
+  defaultHeartbeatMs,
+  validateTiming,
+} from '../core/timing.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
 import { consoleLogger, type SingletonLogger } from './logger.js'
 import { type SingletonMetricsOptions, validateMetrics } from './metrics.js'
@@ -16,6 +21,13 @@ export const OnHeld = {
   Skip: 'skip',
   /** Throw `LockHeldError`, so the invoker retries later. */
   Throw: 'throw',
+  /**
+   * When this invocation's tick is newer than the holder's, take the lock from it: the holder's
+   * signal aborts (`LockLostError`, reason `replaced`) at its next heartbeat, and its renewals,
+   * release and fenced writes are refused from then on. Otherwise (no tick, the same or an older
+   * tick, ticks that are not times, a holder whose tick is not known) skip, as `skip` does.
+   */
+  Replace: 'replace',
 } as const
 export type OnHeld = (typeof OnHeld)[keyof typeof OnHeld]
 
@@ -37,7 +49,11 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
    * per-entity singletons. @default the function's name
    */
   readonly key?: string | ((event: TEvent, context: TContext) => string)
-  /** @default 'skip' */
+  /**
+   * What to do when another run holds the lock: skip, throw, or replace it when this tick is
+   * newer (a replaceable lease is renewed: `ttlMs` defaults to 60 s with it, and the replaced
+   * run learns of it within `heartbeatMs` plus a round trip). @default 'skip'
+   */
   readonly onHeld?: OnHeld
   /** Wait up to this long for a held lock before `onHeld` applies, in ms. @default 0 */
   readonly waitMs?: number
@@ -128,14 +144,19 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   const fail = (message: string): never => {
     throw new LockOptionsError(`${where}: ${message}`)
   }
-  const { key, store, waitMs = 0, ttlMs, clockSkewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS } = options
+  const { key, store, waitMs = 0, clockSkewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS } = options
   const keyPrefix = options.keyPrefix ?? process.env[LOCK_ENV.keyPrefix] ?? DEFAULT_KEY_PREFIX
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     fail('key must be a non-empty string or a function (event, context) => string')
   }
   if (store !== undefined && !isStore(store)) fail('store must be a LockStore (read, create, replace)')
   const onHeld = options.onHeld ?? OnHeld.Skip
-  if (!Object.values(OnHeld).includes(onHeld)) fail(`onHeld must be 'skip' or 'throw', got ${String(onHeld)}`)
+  if (!Object.values(OnHeld).includes(onHeld)) {
+    fail(`onHeld must be 'skip', 'throw' or 'replace', got ${String(onHeld)}`)
+  }
+  // A run that may be replaced must hear of it while it runs: its lease is renewed, never held
+  // silently to the invocation's end.
+  const ttlMs = options.ttlMs ?? (onHeld === OnHeld.Replace ? DEFAULT_TTL_MS : undefined)
   // The default heartbeat is checked like a given one: a ttl too short for it can never work.
   const heartbeatMs = options.heartbeatMs ?? (ttlMs === undefined ? undefined : defaultHeartbeatMs(ttlMs))
   validateTiming(

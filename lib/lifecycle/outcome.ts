@@ -17,6 +17,11 @@ export const Outcome = {
   Released: 'released',
   /** The lease was taken over while the handler ran: its work may have overlapped another run's. */
   Lost: 'lost',
+  /**
+   * A run of a newer tick took the lock over while this one ran (`onHeld: 'replace'`): its signal
+   * aborted, and its renewals, release and fenced writes are refused.
+   */
+  Replaced: 'replaced',
   /** The handler ended but the release failed: the lock stays held until its lease expires. */
   ReleaseFailed: 'release-failed',
   /** The lock could not be used at all (store unreachable, corrupted record, bad key), or a heartbeat failed. */
@@ -45,5 +50,7 @@ export interface OutcomeEvent {
   readonly completed?: boolean
   /** On `late`: how long after its scheduled time the tick was delivered, by the local clock. */
   readonly tickAgeMs?: number
+  /** On `acquired` by a replacement: the run it replaced (`onHeld: 'replace'`). */
+  readonly replaced?: { readonly owner: string; readonly token: number; readonly tick?: string }
   readonly error?: Error
 }

@@ -167,6 +167,17 @@ export class SingletonRun {
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
     this.#controller.abort(error)
+    if (error?.reason === LostReason.Replaced) {
+      this.#settings.report('warn', 'replaced by a run of a newer tick; its signal is aborted', {
+        outcome: Outcome.Replaced,
+        key: this.#settings.key,
+        token: this.#lease.token,
+        ...(error.current && { owner: error.current.owner }),
+        ...(this.#settings.tick && { tick: this.#settings.tick }),
+        error,
+      })
+      return
+    }
     this.#settings.report(
       'error',
       'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',

@@ -33,6 +33,14 @@ export function isTickDone(tick: string, lastRun: string | undefined): boolean {
 }
 
 /**
+ * Whether `tick` comes after `than`: both ISO 8601 times, `tick` the later. Ticks that are not
+ * times cannot be ordered, so none comes after another.
+ */
+export function isNewerTick(tick: string, than: string): boolean {
+  return isIsoTime(tick) && isIsoTime(than) && Date.parse(tick) > Date.parse(than)
+}
+
+/**
  * How long after its scheduled time `tick` is delivered at `now`, in ms, when the tick is an ISO
  * 8601 time (the construct's `scheduledTime`, a rule's `time`); `undefined` when it is not one.
  * Negative for a tick in the future (a clock behind the scheduler's).

@@ -59,7 +59,7 @@ describe('exec on the command line', () => {
     [['exec', ...store, 'node', 'job.js'], /unexpected argument "node"/],
     [['exec', '--key', 'k', '--', 'true'], /give one of --bucket/],
     [['exec', '--bucket', 'b', '--', 'true'], /exec needs --key/],
-    [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, wait or fail/],
+    [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, wait, fail or replace/],
     [['exec', ...store, '--on-held', 'wait', '--', 'true'], /--on-held wait needs --wait/],
     [['exec', ...store, '--ttl', '10x', '--', 'true'], /--ttl must be a duration/],
     [['exec', ...store, '--kill-after', '-1', '--', 'true'], /--kill-after needs a value/],

@@ -11,6 +11,7 @@ import {
 import { type Adapter, describeSingletonBehaviour } from '../lifecycle/behaviour.js'
 import { describeHistoryBehaviour } from '../lifecycle/history-behaviour.js'
 import { describePauseBehaviour } from '../lifecycle/pause-behaviour.js'
+import { describeReplaceBehaviour } from '../lifecycle/replace-behaviour.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
 
@@ -30,6 +31,7 @@ const middleware: Adapter = (body, options) =>
 
 describeSingletonBehaviour('singleton() (Middy)', middleware)
 describePauseBehaviour('singleton() (Middy)', middleware)
+describeReplaceBehaviour('singleton() (Middy)', middleware)
 describeHistoryBehaviour('singleton() (Middy)', middleware)
 
 describe('singleton() options', () => {

@@ -1,0 +1,77 @@
+import { type LockRecord, nextRun, RECORD_VERSION, RunOutcome, withHistory } from './record.js'
+import type { LeaseTerm } from './timing.js'
+
+/**
+ * The run fields of the record as its holders write them: an acquisition names the run (its
+ * token, lease and tick), records the run it took over, and a release ends it.
+ */
+
+/** What an acquisition writes besides its lease: the tick it runs for, and whether it replaces a live run. */
+export interface AcquisitionFields {
+  /** The tick the new holder runs for (`running`). */
+  readonly tick?: string | undefined
+  /** `previous` is held by a live run that this acquisition replaces (`onHeld: 'replace'`). */
+  readonly replacing?: boolean
+  /** Runs kept in `history`. @default 0 */
+  readonly historySize?: number
+}
+
+/**
+ * The record an acquisition by `owner` writes over `previous` (or where there is none): what was
+ * there, with `token`, the lease of `term` and the tick it runs for; a lease never released (its
+ * holder crashed, ran out of time, or is replaced now) goes into the history now, by its taker,
+ * at no extra request.
+ */
+export function acquisitionRecord(
+  previous: LockRecord | undefined,
+  owner: string,
+  token: number,
+  term: LeaseTerm,
+  fields: AcquisitionFields = {},
+): LockRecord {
+  const { running: _stale, ...kept } = previous ?? ({} as Partial<LockRecord>)
+  const acquiredAt = Math.round(term.serverNow) / 1000
+  const record: LockRecord = {
+    ...kept,
+    v: RECORD_VERSION,
+    token,
+    run: nextRun(previous),
+    expires_at: term.expires_at,
+    owner,
+    acquired_at: acquiredAt,
+    ttl_ms: term.ttlMs,
+    ...(fields.tick !== undefined && { running: { token, tick: fields.tick } }),
+  }
+  if (!previous || previous.expires_at === 0) return record
+  const tick = runningTick(previous)
+  const ended = {
+    token: previous.token,
+    ...(tick !== undefined && { tick }),
+    owner: previous.owner,
+  }
+  const replaced = fields.replacing ? { ...record, replaced: { ...ended, at: acquiredAt } } : record
+  return withHistory(
+    replaced,
+    {
+      ...ended,
+      started: previous.acquired_at ?? previous.expires_at,
+      ended: fields.replacing ? acquiredAt : previous.expires_at,
+      outcome: fields.replacing ? RunOutcome.Replaced : RunOutcome.Abandoned,
+    },
+    fields.historySize ?? 0,
+  )
+}
+
+/**
+ * The tick the holder of `record` runs for, when its own acquisition wrote it: `running` is
+ * trusted only with the record's token (a writer that does not know it keeps a stale one).
+ */
+export function runningTick(record: LockRecord): string | undefined {
+  return record.running?.token === record.token ? record.running.tick : undefined
+}
+
+/** `record` as a holder leaves it when its run is over: no run is going on any more. */
+export function withoutRunning(record: LockRecord): LockRecord {
+  const { running: _running, ...rest } = record
+  return rest as LockRecord
+}
