@@ -92,11 +92,14 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
 
 /**
  * A tick that completed is done: exit 0 whatever `--on-held` says, as the middleware answers a
- * duplicate. A held lock: exit 0 to skip (the holder does the work), `Held` to fail.
+ * duplicate. A held lock: `Held` to fail (or after a wait that ran out); otherwise exit 0 to
+ * skip, the holder doing the work (`replace` skips too when its tick is not newer).
  */
 function skipCode(result: SkipResult, settings: ExecLine): ExitCode {
   if (result.reason === SkipReason.Duplicate) return ExitCode.Ok
-  return settings.onHeld === ExecOnHeld.Skip ? ExitCode.Ok : ExitCode.Held
+  return settings.onHeld === ExecOnHeld.Fail || settings.onHeld === ExecOnHeld.Wait
+    ? ExitCode.Held
+    : ExitCode.Ok
 }
 
 /**

@@ -1,13 +1,12 @@
 import { s3ProgramEnv } from '../support/cli-engines.js'
 import { freshBucket, testS3Client } from '../support/s3.js'
+import { execReplaceSuite } from './exec-replace-suite.js'
 import { execSuite } from './exec-suite.js'
 
 const s3 = testS3Client()
 const bucket = await freshBucket(s3, 'exec')
 s3.destroy()
 
-execSuite({
-  name: 'S3 (Ceph)',
-  store: () => ['--bucket', bucket],
-  env: s3ProgramEnv,
-})
+const engine = { name: 'S3 (Ceph)', store: () => ['--bucket', bucket], env: s3ProgramEnv }
+execSuite(engine)
+execReplaceSuite({ ...engine, fencedTarget: (key) => ['s3', bucket, key] })

@@ -1,3 +1,4 @@
+import { execReplaceSuite } from '../cli/exec-replace-suite.js'
 import { execSuite } from '../cli/exec-suite.js'
 import { dynamodbProgramEnv } from '../support/cli-engines.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
@@ -6,8 +7,10 @@ const client = testDynamoDBClient()
 const table = await freshTable(client, 'exec', { partitionKey: 'lock_id' })
 client.destroy()
 
-execSuite({
+const engine = {
   name: 'DynamoDB (DynamoDB Local)',
   store: () => ['--table', table, '--partition-key', 'lock_id'],
   env: dynamodbProgramEnv,
-})
+}
+execSuite(engine)
+execReplaceSuite({ ...engine, fencedTarget: (key) => ['dynamodb', table, 'lock_id', key] })

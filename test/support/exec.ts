@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url'
 import { RunningCli } from './cli.js'
 
 const JOB = fileURLToPath(new URL('../cli/fixtures/exec-job.mjs', import.meta.url))
+const FENCED_JOB = fileURLToPath(new URL('../cli/fixtures/fenced-job.ts', import.meta.url))
 
 /** One line the job wrote: what happened to it, when, and what exec told it. */
 export interface JobNote {
   readonly id: string
-  readonly what: 'start' | 'end' | 'SIGTERM' | 'SIGINT'
+  readonly what: 'start' | 'end' | 'SIGTERM' | 'SIGINT' | 'write'
   readonly at: number
   readonly pid: number
   readonly token?: string
@@ -18,6 +19,10 @@ export interface JobNote {
   readonly owner?: string
   readonly expiresAt?: string
   readonly tick?: string
+  /** On `write` (fenced-job.ts): whether it landed (false: a higher token refused it). */
+  readonly ok?: boolean
+  /** On `write`: an error other than a refusal. */
+  readonly error?: string
 }
 
 /** A log file the jobs of one test write to. */
@@ -43,6 +48,25 @@ export class JobLog {
       String(sleepMs),
       String(exitCode),
       ...(ignoreTerm ? ['ignore-term'] : []),
+    ]
+  }
+
+  /**
+   * The command line of the fenced writer (fixtures/fenced-job.ts): writes to `target` (`s3 BUCKET
+   * KEY`, or `dynamodb TABLE PARTITION_KEY KEY`) every 100 ms for `writeForMs`, fenced by its token.
+   */
+  fencedJob(id: string, target: readonly string[], options: { writeForMs: number; ignoreTerm?: boolean }) {
+    return [
+      process.execPath,
+      '--import',
+      'tsx',
+      '--conditions=lambda-singleton-source',
+      FENCED_JOB,
+      this.path,
+      id,
+      String(options.writeForMs),
+      ...target,
+      ...(options.ignoreTerm ? ['ignore-term'] : []),
     ]
   }
 
