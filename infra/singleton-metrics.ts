@@ -98,8 +98,19 @@ export class SingletonMetrics extends Construct {
 
   #dashboard(given: true | cloudwatch.Dashboard): cloudwatch.Dashboard {
     const dashboard = given === true ? new cloudwatch.Dashboard(this, 'Dashboard') : given
-    const { Acquired, Completed, Held, Duplicate, Late, Paused, Lost, ReleaseFailed, WaitMs, HeldMs } =
-      SingletonMetric
+    const {
+      Acquired,
+      Completed,
+      Held,
+      Duplicate,
+      Late,
+      Paused,
+      Replaced,
+      Lost,
+      ReleaseFailed,
+      WaitMs,
+      HeldMs,
+    } = SingletonMetric
     const counts = (names: SingletonMetric[]) => names.map((name) => this.metric(name, { label: name }))
     const times = (name: SingletonMetric) =>
       (['p50', 'p90', 'Maximum'] as const).map((statistic) =>
@@ -109,7 +120,7 @@ export class SingletonMetrics extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: title('runs'),
-        left: counts([Acquired, Completed, Held, Duplicate, Late, Paused]),
+        left: counts([Acquired, Completed, Held, Duplicate, Late, Paused, Replaced]),
       }),
       new cloudwatch.GraphWidget({ title: title('problems'), left: counts([Lost, ReleaseFailed]) }),
       new cloudwatch.GraphWidget({ title: title('wait for the lock (ms)'), left: times(WaitMs) }),

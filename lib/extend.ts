@@ -17,6 +17,8 @@ export {
   type PauseRecord,
   parseRecord,
   RECORD_VERSION,
+  type ReplacedRecord,
+  type RunningRecord,
   RunOutcome,
 } from './core/record.js'
 export {

@@ -39,6 +39,8 @@ export {
   type JsonValue,
   type LockRecord,
   type PauseRecord,
+  type ReplacedRecord,
+  type RunningRecord,
   RunOutcome,
   type ScheduleFields,
 } from './core/record.js'

@@ -81,7 +81,16 @@ describe('metrics: the constructs turn them on and read them back', () => {
     const template = Template.fromStack(stack)
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1)
     const body = dashboardBody(template)
-    for (const metric of ['Acquired', 'Held', 'Duplicate', 'Lost', 'ReleaseFailed', 'WaitMs', 'HeldMs']) {
+    for (const metric of [
+      'Acquired',
+      'Held',
+      'Duplicate',
+      'Replaced',
+      'Lost',
+      'ReleaseFailed',
+      'WaitMs',
+      'HeldMs',
+    ]) {
       expect(body).toContain(`\\"Billing\\",\\"${metric}\\",\\"FunctionName\\"`)
     }
     expect(body).toContain(stack.getLogicalId(billing.function.node.defaultChild as never))
