@@ -14,6 +14,7 @@ let s3: S3Client
 let bucket: string
 let readme: typeof import('../../examples/readme/handler.js')
 let cursor: typeof import('../../examples/readme/cursor.js')
+let replace: typeof import('../../examples/readme/replace.js')
 
 beforeAll(async () => {
   s3 = testS3Client()
@@ -27,9 +28,11 @@ beforeAll(async () => {
   vi.stubEnv('LAMBDA_SINGLETON_BUCKET', bucket)
   vi.stubEnv('OUTPUT_BUCKET', bucket)
   vi.stubEnv('INBOX_BUCKET', bucket)
+  vi.stubEnv('PRICES_BUCKET', bucket)
   vi.stubEnv('LAMBDA_SINGLETON_METRICS_NAMESPACE', '')
   readme = await import('../../examples/readme/handler.js')
   cursor = await import('../../examples/readme/cursor.js')
+  replace = await import('../../examples/readme/replace.js')
 }, 60_000)
 
 afterAll(() => {
@@ -138,5 +141,22 @@ describe('docs/api.md: the cursor handler (examples/readme/cursor.ts)', () => {
     )
     expect(fourth).toBeGreaterThan(first ?? Infinity)
     expect(sixth).toBeGreaterThan(fourth ?? Infinity)
+  })
+})
+
+describe('docs/api.md: the replacing handler (examples/readme/replace.ts)', () => {
+  it('writes its pages fenced by its token, under a renewed lease of 15 s', async () => {
+    quiet()
+    vi.stubEnv('LAMBDA_SINGLETON_KEY', 'prices')
+    const run = replace.handler(schedulerEvent('2026-11-25T03:00:00Z'), lambdaContext())
+    const result = (await run) as { pages: number; token: number }
+    expect(result.pages).toBe(20)
+    const tokens = await tokensOf(Array.from({ length: 20 }, (_, page) => `prices/page-${page}.json`))
+    expect(new Set(tokens)).toEqual(new Set([result.token]))
+    expect(await lockOf('prices')).toMatchObject({
+      ttl_ms: 15_000,
+      expires_at: 0,
+      last_run: '2026-11-25T03:00:00Z',
+    })
   })
 })
