@@ -24,6 +24,13 @@ export type RunStart =
   | { readonly status: 'running'; readonly run: SingletonRun }
   | { readonly status: 'skipped'; readonly result: SkipResult }
 
+/** Which lock an attempt was for, for which tick, and how long it took. */
+interface AttemptAt {
+  readonly key: string
+  readonly tick: string | undefined
+  readonly waitMs: number
+}
+
 /** Locks kept per lifecycle (per key), so warm invocations re-acquire with one request. */
 const MAX_CACHED_LOCKS = 256
 
@@ -64,67 +71,81 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const report = this.#reportFor(context)
     const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report)
 
+    const at = { key, tick, waitMs }
     switch (attempt.status) {
-      case AcquireStatus.Skipped: {
-        const { paused } = attempt.record
-        if (paused) {
-          const result = pausedSkipResult(key, attempt.record, paused, tick)
-          report('info', `skipped: paused by ${result.pausedBy} at ${result.pausedAt}`, {
-            outcome: Outcome.Paused,
-            key,
-            token: attempt.record.token,
-            ...(tick && { tick }),
-            waitMs,
-            paused: {
-              by: result.pausedBy,
-              at: result.pausedAt,
-              ...(paused.note !== undefined && { note: paused.note }),
-            },
-          })
-          return { status: 'skipped', result }
-        }
-        report('info', 'skipped: tick already completed', {
-          outcome: Outcome.Duplicate,
-          key,
-          token: attempt.record.token,
-          ...(tick && { tick }),
-          waitMs,
-        })
-        return { status: 'skipped', result: skipResult(SkipReason.Duplicate, key, attempt.record, tick) }
-      }
+      case AcquireStatus.Skipped:
+        return this.#skipped(report, attempt.record, at)
       case AcquireStatus.Held:
-        return this.#held(report, { key, holder: attempt.holder, tick, waitMs })
-      case AcquireStatus.Acquired: {
-        const { lease, replaced } = attempt
-        const replacedTick = replaced && runningTick(replaced)
-        const run = new SingletonRun(lease, {
-          key,
-          tick,
-          timing,
-          clock: this.#clock,
-          report,
-          throwOnLost: config.throwOnLost,
-          pauseAfterFailures: config.pauseAfterFailures,
-        })
-        this.#active.add(run)
-        report('info', 'lock acquired', {
-          outcome: Outcome.Acquired,
-          key,
-          token: lease.token,
-          owner: lease.owner,
-          ...(tick && { tick }),
-          waitMs,
-          ...(replaced && {
-            replaced: {
-              owner: replaced.owner,
-              token: replaced.token,
-              ...(replacedTick !== undefined && { tick: replacedTick }),
-            },
-          }),
-        })
-        return { status: 'running', run }
-      }
+        return this.#held(report, { ...at, holder: attempt.holder })
+      case AcquireStatus.Acquired:
+        return this.#started(report, attempt, timing, at)
     }
+  }
+
+  /** The invocation skips: the job is paused, or its tick already completed (`record` as read). */
+  #skipped(report: Report, record: LockRecord, { key, tick, waitMs }: AttemptAt): RunStart {
+    const { paused } = record
+    if (paused) {
+      const result = pausedSkipResult(key, record, paused, tick)
+      report('info', `skipped: paused by ${result.pausedBy} at ${result.pausedAt}`, {
+        outcome: Outcome.Paused,
+        key,
+        token: record.token,
+        ...(tick && { tick }),
+        waitMs,
+        paused: {
+          by: result.pausedBy,
+          at: result.pausedAt,
+          ...(paused.note !== undefined && { note: paused.note }),
+        },
+      })
+      return { status: 'skipped', result }
+    }
+    report('info', 'skipped: tick already completed', {
+      outcome: Outcome.Duplicate,
+      key,
+      token: record.token,
+      ...(tick && { tick }),
+      waitMs,
+    })
+    return { status: 'skipped', result: skipResult(SkipReason.Duplicate, key, record, tick) }
+  }
+
+  /** The lock is ours (taken from an older tick's run, if `replaced`): the run starts. */
+  #started(
+    report: Report,
+    { lease, replaced }: Extract<Acquisition, { status: typeof AcquireStatus.Acquired }>,
+    timing: RunTiming,
+    { key, tick, waitMs }: AttemptAt,
+  ): RunStart {
+    const config = this.#config
+    const run = new SingletonRun(lease, {
+      key,
+      tick,
+      timing,
+      clock: this.#clock,
+      report,
+      throwOnLost: config.throwOnLost,
+      pauseAfterFailures: config.pauseAfterFailures,
+    })
+    this.#active.add(run)
+    const replacedTick = replaced && runningTick(replaced)
+    report('info', 'lock acquired', {
+      outcome: Outcome.Acquired,
+      key,
+      token: lease.token,
+      owner: lease.owner,
+      ...(tick && { tick }),
+      waitMs,
+      ...(replaced && {
+        replaced: {
+          owner: replaced.owner,
+          token: replaced.token,
+          ...(replacedTick !== undefined && { tick: replacedTick }),
+        },
+      }),
+    })
+    return { status: 'running', run }
   }
 
   /**
@@ -205,10 +226,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     }
   }
 
-  #held(
-    report: Report,
-    { key, holder, tick, waitMs }: { key: string; holder: LockRecord; tick?: string; waitMs: number },
-  ): RunStart {
+  #held(report: Report, { key, holder, tick, waitMs }: AttemptAt & { holder: LockRecord }): RunStart {
     report('info', 'skipped: lock held by another run', {
       outcome: Outcome.Held,
       key,
