@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runningTick } from '../../lib/core/holder-record.js'
 import { type Lease, Lock, LockConflictError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
 import type { ContractTarget } from './contract.js'
@@ -43,6 +44,40 @@ export function describeTokenAttacks(
       const next = await acquire(key, 'next')
       expect(next.token).toBeGreaterThan(zombie.token)
       expect(zombie.token).toBeGreaterThan(first.token)
+    })
+
+    it('replaces a live lease only with a higher token, and the replaced one can neither renew nor release', async () => {
+      const key = freshKey('replaced')
+      const old = await leaseOf(freshProcess(key, 'old').tryAcquire({ tick: '2026-11-25T03:00:00Z' }))
+      if (!old) throw new Error('old could not acquire')
+      const attempt = await freshProcess(key, 'new').tryAcquire({
+        tick: '2026-11-25T03:05:00Z',
+        replaceIf: (holder) => runningTick(holder) === '2026-11-25T03:00:00Z',
+      })
+      if (attempt.status !== 'acquired') throw new Error(`new: ${attempt.status}`)
+      expect(attempt.lease.token).toBeGreaterThan(old.token)
+      await expect(old.renew()).rejects.toMatchObject({ reason: 'replaced' })
+      await expect(old.release()).rejects.toMatchObject({ reason: 'replaced' })
+      const stored = await freshProcess(key, 'reader').inspect()
+      expect(stored?.record).toMatchObject({ token: attempt.lease.token, owner: 'new' })
+    })
+
+    it('ignores a running tick left by a writer that does not know the field (its token is not the record’s)', async () => {
+      const key = freshKey('stale-running')
+      const live = await acquire(key, 'older-release')
+      // A 1.0 writer kept the last holder's running as it was, under its own, newer token.
+      const record = { ...live.record, running: { token: live.token - 1, tick: '2026-11-25T02:00:00Z' } }
+      await target.putRaw(key, JSON.stringify(record))
+      const asked: (string | undefined)[] = []
+      const attempt = await freshProcess(key, 'new').tryAcquire({
+        tick: '2026-11-25T03:05:00Z',
+        replaceIf: (holder) => {
+          asked.push(runningTick(holder))
+          return runningTick(holder) !== undefined
+        },
+      })
+      expect(attempt.status).toBe('held')
+      expect(asked).toEqual([undefined])
     })
 
     it('hands out a higher token after an older version of the record is restored', async () => {
