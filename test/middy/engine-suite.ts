@@ -13,6 +13,7 @@ import {
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import type { RequestCount } from '../support/requests.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
+import { describeScheduleControlOnEngine } from './schedule-control-suite.js'
 
 /** A real engine (S3, DynamoDB) for the middleware to lock on. */
 export interface EngineTarget {
@@ -498,4 +499,5 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       expect(keys).toEqual(['locks/sync/acme', 'locks/sync/globex'])
     })
   })
+  describeScheduleControlOnEngine(name, () => target)
 }
