@@ -190,7 +190,12 @@ export class Lock {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const { snapshot } = found
       if (snapshot && options.skipIf?.(snapshot.record)) {
-        return { status: AcquireStatus.Skipped, record: snapshot.record }
+        // Our own last write may be stale (a pause resumed since): a skip is decided on a read.
+        if (!cached) return { status: AcquireStatus.Skipped, record: snapshot.record }
+        session.forget(cached.etag)
+        cached = undefined
+        found = await session.read(budget, signal)
+        continue
       }
       // Another owner's live lease: held, unless this attempt is to replace it (a newer tick's run).
       const replacing =

@@ -217,13 +217,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   /** Ends a run begun here (see `SingletonRun.end`); `error` is why it failed, when known. */
   async end(run: SingletonRun, succeeded: boolean, error?: unknown): Promise<void> {
     this.#active.delete(run)
-    try {
-      await run.end(succeeded, error)
-    } finally {
-      // Our own last write is a cache that skips would trust without reading: a paused record
-      // in it would skip this key's runs here even after a resume. Read afresh next time.
-      if (run.handle.lease.record.paused) this.#locks.delete(run.handle.key)
-    }
+    await run.end(succeeded, error)
   }
 
   #held(report: Report, { key, holder, tick, waitMs }: AttemptAt & { holder: LockRecord }): RunStart {

@@ -230,3 +230,31 @@ describe('pause and resume (operator)', () => {
     expect(stored()).toEqual({ v: 1, token: 10, expires_at: 0, owner: 'reset by alice@ops' })
   })
 })
+
+describe('a skip decided on our own last write', () => {
+  it('is confirmed by a read: a job resumed by someone else runs on the next attempt', async () => {
+    const { contender, operator, store } = setup()
+    const job = contender('job/1')
+    const lease = await leaseOf(job.tryAcquire())
+    // The run pauses the job itself as it releases (pauseAfterFailures does this).
+    await lease?.release({ schedule: { paused: { by: 'job/1', at: 1 } } })
+    await operator.resume()
+    const skipIfPaused = (record: LockRecord) => record.paused !== undefined
+    const before = { ...store.requests }
+    const attempt = await job.tryAcquire({ skipIf: skipIfPaused })
+    expect(attempt.status).toBe('acquired')
+    expect(store.requests.read - before.read).toBe(1) // the read that confirmed it
+  })
+
+  it('still skips when the read confirms it, and writes nothing', async () => {
+    const { contender, store, stored } = setup()
+    const job = contender('job/1')
+    const lease = await leaseOf(job.tryAcquire())
+    await lease?.release({ schedule: { paused: { by: 'job/1', at: 1 } } })
+    const written = store.peek(KEY)
+    const attempt = await job.tryAcquire({ skipIf: (record) => record.paused !== undefined })
+    expect(attempt).toMatchObject({ status: 'skipped', record: { paused: { by: 'job/1' } } })
+    expect(store.peek(KEY)).toBe(written)
+    expect(stored().expires_at).toBe(0)
+  })
+})
