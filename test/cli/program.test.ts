@@ -1,10 +1,11 @@
 import { hostname, userInfo } from 'node:os'
 import type { S3Client } from '@aws-sdk/client-s3'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import pkg from '../../package.json' with { type: 'json' }
 import { RunningCli, runCliProgram } from '../support/cli.js'
+import { s3ProgramEnv } from '../support/cli-engines.js'
 import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 
@@ -19,15 +20,7 @@ beforeAll(async () => {
 afterAll(() => s3.destroy())
 
 /** The environment an operator's shell gives: the SDK's own variables, nothing of this repository's. */
-function awsEnv(): Record<string, string> {
-  const target = inject('s3')
-  return {
-    AWS_ENDPOINT_URL_S3: target.endpoint,
-    AWS_REGION: target.region,
-    AWS_ACCESS_KEY_ID: target.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-  }
-}
+const awsEnv = s3ProgramEnv
 
 describe('lambda-singleton as a program, on a real S3 engine', () => {
   it('prints its version, and help on stdout', async () => {

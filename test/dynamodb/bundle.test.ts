@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
+import { dynamodbProgramEnv } from '../support/cli-engines.js'
 import { freshTable, getItem, testDynamoDBClient } from '../support/dynamodb.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
@@ -19,12 +20,8 @@ beforeAll(async () => {
 afterAll(() => client.destroy())
 
 async function invoke(event: unknown, lockTable = tableName): Promise<unknown> {
-  const target = inject('dynamodb')
   return invokeBundle(bundle.path, event, {
-    AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-    AWS_REGION: target.region,
-    AWS_ACCESS_KEY_ID: target.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+    ...dynamodbProgramEnv(),
     LAMBDA_SINGLETON_STORE: 'dynamodb',
     LAMBDA_SINGLETON_TABLE: lockTable,
     LAMBDA_SINGLETON_PARTITION_KEY: 'lock_id',

@@ -1,10 +1,11 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listDynamoDBKeys } from '../../lib/cli/listing.js'
 import { ExitCode } from '../../lib/cli/main.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { Lock, LockLostError } from '../../lib/index.js'
 import { cliIn, runCliProgram, WatchingCli } from '../support/cli.js'
+import { dynamodbProgramEnv } from '../support/cli-engines.js'
 import { freshTable, getItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
 import { leaseOf } from '../support/lease-of.js'
 
@@ -150,15 +151,7 @@ describe('lambda-singleton list and watch on a DynamoDB table', () => {
 })
 
 describe('lambda-singleton as a program on a DynamoDB table', () => {
-  const env = () => {
-    const target = inject('dynamodb')
-    return {
-      AWS_ENDPOINT_URL_DYNAMODB: target.endpoint,
-      AWS_REGION: target.region,
-      AWS_ACCESS_KEY_ID: target.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
-    }
-  }
+  const env = dynamodbProgramEnv
 
   it('runs with the engine from AWS_ENDPOINT_URL_DYNAMODB', async () => {
     await leaseOf(lock('locks/program', { owner: 'job/2' }).tryAcquire())

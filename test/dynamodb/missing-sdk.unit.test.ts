@@ -61,11 +61,11 @@ describe('lambda-singleton/dynamodb in a project without @aws-sdk/client-dynamod
     expect(output).toContain(
       '@aws-sdk/client-dynamodb is not installed: npm install @aws-sdk/client-dynamodb',
     )
-  })
+  }, 30_000) // tsc in a child process: seconds on a loaded machine, past the default 5 s
 
   it('fails to type-check without skipLibCheck, where the declarations cannot find the SDK', async () => {
     const { ok, output } = await typeCheck('tsconfig.false.json')
     expect(ok).toBe(false)
     expect(output).toContain("Cannot find module '@aws-sdk/client-dynamodb'")
-  })
+  }, 30_000)
 })

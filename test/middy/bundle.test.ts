@@ -1,7 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { S3LockStore } from '../../lib/s3/index.js'
 import { bundleLikeTheConstruct, invokeBundle } from '../support/bundle.js'
+import { s3ProgramEnv } from '../support/cli-engines.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
@@ -20,12 +21,8 @@ afterAll(() => s3.destroy())
 
 /** One invocation of the bundle in its own Node process, as Lambda would run it. */
 async function invoke(event: unknown, lockBucket = bucket): Promise<unknown> {
-  const target = inject('s3')
   return invokeBundle(bundle.path, event, {
-    AWS_ENDPOINT_URL_S3: target.endpoint,
-    AWS_REGION: target.region,
-    AWS_ACCESS_KEY_ID: target.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: target.secretAccessKey,
+    ...s3ProgramEnv(),
     LAMBDA_SINGLETON_BUCKET: lockBucket,
     DATA_BUCKET: bucket,
   })
