@@ -1,10 +1,10 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib'
+import { Duration, RemovalPolicy } from 'aws-cdk-lib'
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
 import * as ec2 from 'aws-cdk-lib/aws-ec2'
 import * as ecs from 'aws-cdk-lib/aws-ecs'
-import * as iam from 'aws-cdk-lib/aws-iam'
+import type * as iam from 'aws-cdk-lib/aws-iam'
 import * as logs from 'aws-cdk-lib/aws-logs'
-import * as scheduler from 'aws-cdk-lib/aws-scheduler'
+import type * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
 import type * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
@@ -13,6 +13,7 @@ import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import { DEFAULT_PARTITION_KEY, type LockTable } from './lock-table.js'
 import { validateLockKey } from './private/lock-key.js'
+import { createSchedules, schedulerRole } from './private/scheduler-wiring.js'
 import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
 import {
   createMetricAlarms,
@@ -149,23 +150,11 @@ export class ScheduledSingletonTask extends Construct {
     })
     this.lockStore.grantKey(this.taskDefinition.taskRole, this.lockKey)
 
-    this.scheduleRole = new iam.Role(this, 'ScheduleRole', {
-      description: 'Lets EventBridge Scheduler run a singleton task',
-      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: {
-          StringEquals: {
-            'aws:SourceAccount': Stack.of(this).account,
-            'aws:SourceArn':
-              props.scheduleGroup?.scheduleGroupArn ??
-              Stack.of(this).formatArn({
-                service: 'scheduler',
-                resource: 'schedule-group',
-                resourceName: 'default',
-              }),
-          },
-        },
-      }),
-    })
+    this.scheduleRole = schedulerRole(
+      this,
+      'Lets EventBridge Scheduler run a singleton task',
+      props.scheduleGroup,
+    )
     const target = new targets.EcsRunFargateTask(this.cluster, {
       taskDefinition: this.taskDefinition,
       role: this.scheduleRole,
@@ -176,17 +165,7 @@ export class ScheduledSingletonTask extends Construct {
       assignPublicIp: network.assignPublicIp,
       securityGroups: network.securityGroups,
     })
-    this.schedules = props.schedules.map(
-      (schedule) =>
-        new scheduler.Schedule(this, `Schedule-${schedule.name}`, {
-          schedule: schedule.expression,
-          description: schedule.description,
-          enabled: schedule.enabled ?? true,
-          timeWindow: schedule.timeWindow,
-          scheduleGroup: props.scheduleGroup,
-          target,
-        }),
-    )
+    this.schedules = createSchedules(this, props.schedules, props.scheduleGroup, () => target)
 
     const namespace = props.metricNamespace ?? 'LambdaSingleton'
     this.failedRuns = this.logMetric('FailedRuns', namespace, FAILED_RUN_PATTERN)

@@ -1,6 +1,6 @@
-import { Duration, Stack } from 'aws-cdk-lib'
+import { Duration } from 'aws-cdk-lib'
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
-import * as iam from 'aws-cdk-lib/aws-iam'
+import type * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
@@ -11,6 +11,7 @@ import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import type { LockTable } from './lock-table.js'
 import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
+import { createSchedules, schedulerRole } from './private/scheduler-wiring.js'
 import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
 import {
   createAlarms,
@@ -200,43 +201,32 @@ export class ScheduledSingleton extends Construct {
     this.deadLetterQueue =
       props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)
 
-    this.scheduleRole = new iam.Role(this, 'ScheduleRole', {
-      description: 'Lets EventBridge Scheduler invoke a singleton function',
-      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
-        // Only schedules of this account and group can use the role (confused-deputy guard).
-        conditions: {
-          StringEquals: {
-            'aws:SourceAccount': Stack.of(this).account,
-            'aws:SourceArn': scheduleGroupArn(this, props.scheduleGroup),
-          },
-        },
-      }),
-    })
+    this.scheduleRole = schedulerRole(
+      this,
+      'Lets EventBridge Scheduler invoke a singleton function',
+      props.scheduleGroup,
+    )
     acknowledgeWildcardResource(
       this.scheduleRole,
       `${this.function.functionArn}:*`,
       'CDK grantInvoke also allows the versions and aliases of the one function Scheduler invokes.',
     )
 
-    this.schedules = props.schedules.map(
+    this.schedules = createSchedules(
+      this,
+      props.schedules,
+      props.scheduleGroup,
       (schedule) =>
-        new scheduler.Schedule(this, `Schedule-${schedule.name}`, {
-          schedule: schedule.expression,
-          description: schedule.description,
-          enabled: schedule.enabled ?? true,
-          timeWindow: schedule.timeWindow,
-          scheduleGroup: props.scheduleGroup,
-          target: new targets.LambdaInvoke(this.function, {
-            role: this.scheduleRole,
-            retryAttempts,
-            maxEventAge,
-            deadLetterQueue: this.deadLetterQueue,
-            // The middleware reads exactly this shape (lib/lifecycle/tick.ts).
-            input: scheduler.ScheduleTargetInput.fromObject({
-              source: SCHEDULER_EVENT_SOURCE,
-              schedule: schedule.name,
-              scheduledTime: scheduler.ContextAttribute.scheduledTime,
-            }),
+        new targets.LambdaInvoke(this.function, {
+          role: this.scheduleRole,
+          retryAttempts,
+          maxEventAge,
+          deadLetterQueue: this.deadLetterQueue,
+          // The middleware reads exactly this shape (lib/lifecycle/tick.ts).
+          input: scheduler.ScheduleTargetInput.fromObject({
+            source: SCHEDULER_EVENT_SOURCE,
+            schedule: schedule.name,
+            scheduledTime: scheduler.ContextAttribute.scheduledTime,
           }),
         }),
     )
@@ -280,11 +270,4 @@ export class ScheduledSingleton extends Construct {
     )
     return queue
   }
-}
-
-function scheduleGroupArn(scope: Construct, group: scheduler.IScheduleGroup | undefined): string {
-  return (
-    group?.scheduleGroupArn ??
-    Stack.of(scope).formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: 'default' })
-  )
 }

@@ -192,7 +192,6 @@ export class Lock {
       if (snapshot && options.skipIf?.(snapshot.record)) {
         // Our own last write may be stale (a pause resumed since): a skip is decided on a read.
         if (!cached) return { status: AcquireStatus.Skipped, record: snapshot.record }
-        session.forget(cached.etag)
         cached = undefined
         found = await session.read(budget, signal)
         continue

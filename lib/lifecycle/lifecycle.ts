@@ -129,7 +129,6 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       pauseAfterFailures: config.pauseAfterFailures,
     })
     this.#active.add(run)
-    const replacedTick = replaced && runningTick(replaced)
     report('info', 'lock acquired', {
       outcome: Outcome.Acquired,
       key,
@@ -138,11 +137,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       ...(tick && { tick }),
       waitMs,
       ...(replaced && {
-        replaced: {
-          owner: replaced.owner,
-          token: replaced.token,
-          ...(replacedTick !== undefined && { tick: replacedTick }),
-        },
+        replaced: { owner: replaced.owner, token: replaced.token, tick: runningTick(replaced) },
       }),
     })
     return { status: 'running', run }
@@ -178,11 +173,11 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     // is written for it.
     const skipIf = (record: LockRecord) =>
       record.paused !== undefined || (tick !== undefined && isTickDone(tick, record.last_run))
-    // Only a run of a newer tick replaces, and only a holder whose tick its record names.
-    const replaceIf = (holder: LockRecord) => {
-      const holding = runningTick(holder)
-      return tick !== undefined && holding !== undefined && isNewerTick(tick, holding)
-    }
+    // Only a run of a newer tick replaces, and only a holder whose own acquisition named its tick.
+    const replaceIf =
+      this.#config.onHeld === OnHeld.Replace
+        ? (holder: LockRecord) => isNewerTick(tick, runningTick(holder))
+        : undefined
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
@@ -191,8 +186,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         owner: ownerOf(context),
         waitMs: this.#config.waitMs,
         skipIf,
-        ...(tick !== undefined && { tick }),
-        ...(this.#config.onHeld === OnHeld.Replace && { replaceIf }),
+        tick,
+        replaceIf,
       })
       return { attempt, waitMs: this.#clock.now() - started }
     } catch (error) {

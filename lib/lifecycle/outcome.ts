@@ -51,6 +51,6 @@ export interface OutcomeEvent {
   /** On `late`: how long after its scheduled time the tick was delivered, by the local clock. */
   readonly tickAgeMs?: number
   /** On `acquired` by a replacement: the run it replaced (`onHeld: 'replace'`). */
-  readonly replaced?: { readonly owner: string; readonly token: number; readonly tick?: string }
+  readonly replaced?: { readonly owner: string; readonly token: number; readonly tick?: string | undefined }
   readonly error?: Error
 }

@@ -34,9 +34,9 @@ export function isTickDone(tick: string, lastRun: string | undefined): boolean {
 
 /**
  * Whether `tick` comes after `than`: both ISO 8601 times, `tick` the later. Ticks that are not
- * times cannot be ordered, so none comes after another.
+ * times cannot be ordered, so none comes after another, and no tick comes after an unknown one.
  */
-export function isNewerTick(tick: string, than: string): boolean {
+export function isNewerTick(tick: string | undefined, than: string | undefined): boolean {
   return isIsoTime(tick) && isIsoTime(than) && Date.parse(tick) > Date.parse(than)
 }
 
@@ -55,6 +55,9 @@ export function tickAgeMs(tick: string, now: number): number | undefined {
  * pattern lives in the function, not in a module constant, so that mutation testing can tell
  * which tests reach it instead of running the whole suite for each change to it.)
  */
-function isIsoTime(text: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
+function isIsoTime(text: string | undefined): text is string {
+  // Stryker disable next-line ConditionalExpression: RegExp.test(undefined) tests "undefined", which no time matches
+  return (
+    text !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
+  )
 }

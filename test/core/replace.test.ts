@@ -154,10 +154,16 @@ describe('the running and replaced fields of the record', () => {
       running,
       replaced,
     })
+    const untimed = { token: 4, owner: 'job/0', at: 1_799_999_999.5 } // a replaced run that named no tick
+    expect(parseRecord(JSON.stringify({ ...base, replaced: untimed }), KEY).replaced).toEqual(untimed)
     for (const wrong of [
       { running: { token: 5 } },
       { running: { token: -1, tick: OLD_TICK } },
       { running: 'tick' },
+      { running: null },
+      { running: [5, OLD_TICK] },
+      { replaced: null },
+      { replaced: [4, 'x', 1] },
       { replaced: { token: 4, at: 1 } },
       { replaced: { token: 4, owner: 'x', at: -1 } },
       { replaced: { token: 4, owner: 'x', tick: 3, at: 1 } },

@@ -94,11 +94,14 @@ export function describeReplaceBehaviour(name: string, adapter: Adapter): void {
         tick: T2,
         replaced: { token: old?.token, tick: T1 },
       })
+      const replacer = outcomes.find((o) => o.outcome === 'acquired' && o.token === newer?.token)?.owner
       expect(outcomes.find((o) => o.outcome === 'replaced')).toMatchObject({
         key: KEY,
         token: old?.token,
         tick: T1,
+        owner: replacer, // who took the lock
       })
+      expect(replacer).toEqual(expect.any(String))
       expect(outcomes.some((o) => o.outcome === 'lost')).toBe(false)
       expect(emf.some((line) => JSON.parse(line).Replaced === 1)).toBe(true)
       // The replaced run's release changed nothing: the newer run's release is the last word.
@@ -121,6 +124,15 @@ export function describeReplaceBehaviour(name: string, adapter: Adapter): void {
       expect(skipped).toMatchObject({ skipped: true, reason: 'held', token: runs[0]?.token })
       expect(await clock.run(first)).toEqual({ ran: runs[0]?.token })
       expect(runs).toHaveLength(1)
+      expect(outcomes.some((o) => o.outcome === 'replaced')).toBe(false)
+    })
+
+    it("with onHeld 'skip', a newer tick's invocation skips as held and the running one goes on", async () => {
+      const { clock, outcomes, runs, a, b, context, tick } = world(adapter, { onHeld: 'skip' })
+      const first = a(tick(T1, 60_000), context())
+      await clock.advance(3_000)
+      expect(await clock.run(b(tick(T2), context()))).toMatchObject({ skipped: true, reason: 'held' })
+      expect(await clock.run(first)).toEqual({ ran: runs[0]?.token })
       expect(outcomes.some((o) => o.outcome === 'replaced')).toBe(false)
     })
 
