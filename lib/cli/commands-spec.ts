@@ -80,6 +80,16 @@ export const OPTIONS = {
     value: 'ID',
     help: 'exec: the tick this run stands for (e.g. its scheduled time): a tick that completed is not run again',
   },
+  'max-tick-age': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'exec: skip (exit 0) a --tick that is an ISO 8601 time more than this long ago, without asking the store (default: no limit)',
+  },
+  'pause-after-failures': {
+    type: 'string',
+    value: 'N',
+    help: 'exec: pause the job after N runs in a row whose command exited non-zero, until `resume` (default: never)',
+  },
   'kill-after': {
     type: 'string',
     value: 'DURATION',
@@ -198,8 +208,19 @@ export const COMMANDS = {
   exec: {
     summary: 'run a command while holding the lock, its token in its environment',
     synopsis:
-      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail|replace] [--wait DURATION] [--tick ID] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
-    options: [...STORE_OPTIONS, 'key', 'ttl', 'on-held', 'wait', 'tick', 'kill-after', 'owner'],
+      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail|replace] [--wait DURATION] [--tick ID] [--max-tick-age DURATION] [--pause-after-failures N] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
+    options: [
+      ...STORE_OPTIONS,
+      'key',
+      'ttl',
+      'on-held',
+      'wait',
+      'tick',
+      'max-tick-age',
+      'pause-after-failures',
+      'kill-after',
+      'owner',
+    ],
     required: ['key'],
     details:
       'Takes the lock, runs COMMAND with LAMBDA_SINGLETON_TOKEN, LAMBDA_SINGLETON_KEY, LAMBDA_SINGLETON_OWNER ' +

@@ -25,6 +25,10 @@ export interface ExecLine {
   readonly onHeld: ExecOnHeld
   readonly waitMs: number
   readonly tick: string | undefined
+  /** Skip a tick older than this (`--max-tick-age`). */
+  readonly maxTickAgeMs: number | undefined
+  /** Pause the job after this many failed runs in a row (`--pause-after-failures`). */
+  readonly pauseAfterFailures: number | undefined
   /** From SIGTERM to SIGKILL when the lease is lost. */
   readonly killAfterMs: number
 }
@@ -53,14 +57,32 @@ export function execLine(values: Values, argv: readonly string[]): ExecLine {
   const tick = text('tick')
   if (onHeld === ExecOnHeld.Replace && tick === undefined)
     throw new UsageError('--on-held replace needs --tick ID: only a newer tick replaces a run', 'exec')
+  const maxTickAge = text('max-tick-age')
+  if (maxTickAge !== undefined && tick === undefined)
+    throw new UsageError('--max-tick-age needs --tick ID: the age of a run is that of its tick', 'exec')
+  const pauseAfter = text('pause-after-failures')
+  if (pauseAfter !== undefined && !/^[1-9][0-9]{0,5}$/.test(pauseAfter))
+    throw new UsageError(
+      `--pause-after-failures must be a whole number of failed runs, 1 or more, got "${pauseAfter}"`,
+      'exec',
+    )
   return {
     argv: [program, ...args],
     ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : durationMs(ttl, '--ttl'),
     onHeld: onHeld as ExecOnHeld,
     waitMs: wait === undefined ? 0 : durationMs(wait, '--wait'),
     tick,
+    maxTickAgeMs: maxTickAge === undefined ? undefined : positiveDurationMs(maxTickAge, '--max-tick-age'),
+    pauseAfterFailures: pauseAfter === undefined ? undefined : Number(pauseAfter),
     killAfterMs: killAfter === undefined ? EXEC_DEFAULTS.killAfterMs : durationMs(killAfter, '--kill-after'),
   }
+}
+
+/** A duration above 0 (see `durationMs`). */
+function positiveDurationMs(text: string, option: string): number {
+  const ms = durationMs(text, option)
+  if (ms <= 0) throw new UsageError(`${option} must be longer than 0, got "${text}"`, 'exec')
+  return ms
 }
 
 /** `30` (seconds), `30s`, `500ms`, `1.5m`, `2h`: milliseconds, up to a week. */

@@ -64,6 +64,8 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
       waitMs: settings.waitMs,
       ttlMs: settings.ttlMs,
       tickId: settings.tick === undefined ? false : () => settings.tick,
+      maxTickAgeMs: settings.maxTickAgeMs,
+      pauseAfterFailures: settings.pauseAfterFailures,
       logger: stderrLogger(context.err),
       metrics: false,
     },
@@ -91,12 +93,13 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
 }
 
 /**
- * A tick that completed is done: exit 0 whatever `--on-held` says, as the middleware answers a
- * duplicate. A held lock: `Held` to fail (or after a wait that ran out); otherwise exit 0 to
- * skip, the holder doing the work (`replace` skips too when its tick is not newer).
+ * A tick that completed, a tick too old to run and a paused job are not to run: exit 0 whatever
+ * `--on-held` says, as the middleware answers them (a scheduler must not retry them). A held
+ * lock: `Held` to fail (or after a wait that ran out); otherwise exit 0 to skip, the holder doing
+ * the work (`replace` skips too when its tick is not newer).
  */
 function skipCode(result: SkipResult, settings: ExecLine): ExitCode {
-  if (result.reason === SkipReason.Duplicate) return ExitCode.Ok
+  if (result.reason !== SkipReason.Held) return ExitCode.Ok
   return settings.onHeld === ExecOnHeld.Fail || settings.onHeld === ExecOnHeld.Wait
     ? ExitCode.Held
     : ExitCode.Ok

@@ -56,8 +56,7 @@ export function tickAgeMs(tick: string, now: number): number | undefined {
  * which tests reach it instead of running the whole suite for each change to it.)
  */
 function isIsoTime(text: string | undefined): text is string {
+  const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
   // Stryker disable next-line ConditionalExpression: RegExp.test(undefined) tests "undefined", which no time matches
-  return (
-    text !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
-  )
+  return text !== undefined && time.test(text)
 }

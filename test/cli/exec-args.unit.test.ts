@@ -19,6 +19,8 @@ describe('exec on the command line', () => {
         onHeld: 'skip',
         waitMs: 0,
         tick: undefined,
+        maxTickAgeMs: undefined,
+        pauseAfterFailures: undefined,
         killAfterMs: 10_000,
       },
     })
@@ -38,6 +40,10 @@ describe('exec on the command line', () => {
       '2026-11-21T03:00:00Z',
       '--kill-after',
       '1500ms',
+      '--max-tick-age',
+      '10m',
+      '--pause-after-failures',
+      '3',
       '--',
       'true',
     ])
@@ -47,6 +53,8 @@ describe('exec on the command line', () => {
         onHeld: 'wait',
         waitMs: 90_000,
         tick: '2026-11-21T03:00:00Z',
+        maxTickAgeMs: 600_000,
+        pauseAfterFailures: 3,
         killAfterMs: 1_500,
       },
     })
@@ -64,6 +72,20 @@ describe('exec on the command line', () => {
     [['exec', ...store, '--ttl', '10x', '--', 'true'], /--ttl must be a duration/],
     [['exec', ...store, '--kill-after', '-1', '--', 'true'], /--kill-after needs a value/],
     [['exec', ...store, '--wait', '8d', '--', 'true'], /--wait must be a duration/],
+    [['exec', ...store, '--on-held', 'replace', '--', 'true'], /--on-held replace needs --tick/],
+    [['exec', ...store, '--max-tick-age', '1h', '--', 'true'], /--max-tick-age needs --tick/],
+    [
+      ['exec', ...store, '--tick', 't', '--max-tick-age', '0s', '--', 'true'],
+      /--max-tick-age must be longer than 0/,
+    ],
+    [
+      ['exec', ...store, '--pause-after-failures', '0', '--', 'true'],
+      /--pause-after-failures must be a whole number/,
+    ],
+    [
+      ['exec', ...store, '--pause-after-failures', '1.5', '--', 'true'],
+      /--pause-after-failures must be a whole number/,
+    ],
     [['inspect', ...store, '--', 'true'], /unexpected argument "true"/],
     [['inspect', ...store, '--ttl', '5s'], /inspect does not take --ttl/],
   ])('refuses %j', (argv, message) => {

@@ -192,5 +192,38 @@ export function execSuite(engine: ExecEngine) {
         ['t2-retry', '2026-11-21T04:00:00Z'],
       ])
     })
+    it('--max-tick-age: a tick delivered too late exits 0 without running the command or asking the store', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const old = new Date(Date.now() - 2 * 3_600_000).toISOString()
+      const late = exec(['--key', lockKey, '--tick', old, '--max-tick-age', '1h', '--', ...log.job('late')])
+      expect((await late.exited()).code).toBe(0)
+      expect(late.stderr).toMatch(/"outcome":"late"/)
+      expect(log.notes()).toEqual([])
+      const shown = await cli('inspect', '--key', lockKey)
+      expect(shown.code).toBe(ExitCode.NotFound) // nothing was written
+    })
+
+    it('--pause-after-failures: the job pauses itself after N failed runs; paused runs exit 0 unrun; resume runs again', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const run = (id: string, exitCode = 0) =>
+        exec(['--key', lockKey, '--pause-after-failures', '2', '--', ...log.job(id, { exitCode })])
+      expect((await run('fail-1', 3).exited()).code).toBe(3)
+      const second = run('fail-2', 3)
+      expect((await second.exited()).code).toBe(3)
+      expect(second.stderr).toMatch(/paused after 2 failed runs in a row/)
+      const paused = run('while-paused')
+      expect((await paused.exited()).code).toBe(0)
+      expect(paused.stderr).toMatch(/"outcome":"paused"/)
+      expect((await cli('resume', '--key', lockKey)).code).toBe(ExitCode.Ok)
+      expect((await run('after-resume').exited()).code).toBe(0)
+      expect(
+        log
+          .notes()
+          .filter((note) => note.what === 'start')
+          .map((note) => note.id),
+      ).toEqual(['fail-1', 'fail-2', 'after-resume'])
+    })
   })
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { isTickDone, tickIdOf } from '../../lib/extend.js'
 import { isSkipResult } from '../../lib/index.js'
+import { isNewerTick } from '../../lib/lifecycle/tick.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { world } from './world.js'
 
@@ -52,6 +53,24 @@ describe('isTickDone', () => {
     ['a time with an expanded year', '+002026-11-21T03:00:00Z', '2026-11-22T03:00:00Z', false],
   ])('says whether a tick is done when %s', (_, tickId, lastRun, done) => {
     expect(isTickDone(tickId, lastRun)).toBe(done)
+  })
+})
+
+describe('isNewerTick (what onHeld: replace compares)', () => {
+  const T = '2026-11-25T03:00:00Z'
+  it.each([
+    ['a later time', '2026-11-25T03:05:00Z', T, true],
+    ['a later time in another offset', '2026-11-25T04:01:00+01:00', T, true],
+    ['the same time', T, T, false],
+    ['the same time in another offset', '2026-11-25T04:00:00+01:00', T, false],
+    ['an earlier time', '2026-11-25T02:55:00Z', T, false],
+    ['a time after a tick that is not one', '2026-11-25T03:05:00Z', 'batch-1', false],
+    ['a tick that is not a time, after a time', 'batch-2', T, false],
+    ['two ticks that are not times', 'batch-2', 'batch-1', false],
+    ['no tick', undefined, T, false],
+    ['an unknown holder tick', T, undefined, false],
+  ])('%s: %s after %s is %s', (_, tick, than, newer) => {
+    expect(isNewerTick(tick, than)).toBe(newer)
   })
 })
 
