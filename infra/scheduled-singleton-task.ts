@@ -44,6 +44,12 @@ export interface ScheduledSingletonTaskProps {
   readonly ttl?: Duration
   /** From SIGTERM to SIGKILL when the lease is lost (`--kill-after`). @default 10 seconds */
   readonly killAfter?: Duration
+  /**
+   * Pause the job after this many runs in a row whose command exited non-zero, until
+   * `lambda-singleton resume` (`--pause-after-failures`): its ticks then start tasks that exit 0
+   * at once, and the paused alarm fires. @default never
+   */
+  readonly pauseAfterFailures?: number
   /** The cluster to run in. @default a new cluster, in `vpc` */
   readonly cluster?: ecs.ICluster
   /**
@@ -124,6 +130,16 @@ export class ScheduledSingletonTask extends Construct {
     const maxEventAge = props.maxEventAge ?? Duration.hours(1)
     validateRetryPolicy(this, retryAttempts, maxEventAge)
     if (props.command.length === 0) throw new SingletonValidationError('command must not be empty', this)
+    const { pauseAfterFailures } = props
+    if (
+      pauseAfterFailures !== undefined &&
+      !(Number.isSafeInteger(pauseAfterFailures) && pauseAfterFailures >= 1)
+    ) {
+      throw new SingletonValidationError(
+        `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${pauseAfterFailures}`,
+        this,
+      )
+    }
     if (props.lockBucket && props.lockTable) {
       throw new SingletonValidationError('pass either `lockBucket` or `lockTable`, not both', this)
     }
@@ -195,6 +211,9 @@ export class ScheduledSingletonTask extends Construct {
       seconds(props.ttl ?? Duration.minutes(2)),
       '--kill-after',
       seconds(props.killAfter ?? Duration.seconds(10)),
+      ...(props.pauseAfterFailures === undefined
+        ? []
+        : ['--pause-after-failures', String(props.pauseAfterFailures)]),
       '--json', // errors as JSON lines, which the failed-runs metric reads
     ]
   }

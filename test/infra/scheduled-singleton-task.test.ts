@@ -221,6 +221,29 @@ describe('ScheduledSingletonTask', () => {
     expect(command).toContain('"--partition-key","lock_id","--key","locks/Test/Billing"')
   })
 
+  it('passes pauseAfterFailures on to exec, and refuses one that is not a whole number of runs', () => {
+    const stack = testStack()
+    const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
+    new ScheduledSingletonTask(stack, 'Flaky', { image, command: ['x'], schedules, pauseAfterFailures: 3 })
+    const command = JSON.stringify(Template.fromStack(stack).toJSON()).match(
+      /"--kill-after",[^\]]*?"--"/,
+    )?.[0]
+    expect(command).toBe('"--kill-after","10s","--pause-after-failures","3","--json","--"')
+    for (const wrong of [0, 1.5, -1, Number.NaN]) {
+      expect(
+        thrown(
+          () =>
+            new ScheduledSingletonTask(stack, `Wrong${String(wrong)}`, {
+              image,
+              command: ['x'],
+              schedules,
+              pauseAfterFailures: wrong,
+            }),
+        ).message,
+      ).toMatch(/pauseAfterFailures must be a whole number/)
+    }
+  })
+
   it('refuses props that cannot work', () => {
     const stack = testStack()
     const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
