@@ -1,27 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { MAX_RECORD_BYTES, MAX_RECORD_DEPTH } from '../../lib/extend.js'
-import { Lock, LockConflictError, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
-import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockConflictError, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
-import { SimTime } from '../support/sim-clock.js'
+import { simLocks } from '../support/sim-locks.js'
 
 const KEY = 'jobs/nightly'
 const LAST_TOKEN = Number.MAX_SAFE_INTEGER
 
 function setup() {
-  const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
-  const contender = (owner: string) =>
-    new Lock({
-      store,
-      key: KEY,
-      owner,
-      ttlMs: 10_000,
-      clockSkewMarginMs: 1_000,
-      clock: time.localClock(),
-      random: () => 0.5,
-    })
-  const writes = () => store.requests.create + store.requests.replace
+  const { time, store, lock: contender, writes } = simLocks(KEY)
   const put = (fields: Record<string, unknown>) =>
     store.putRaw(KEY, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'old', ...fields }))
   return { time, store, contender, writes, put }

@@ -1,31 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { acquisitionRecord, runningTick } from '../../lib/core/holder-record.js'
 import { type LockRecord, parseRecord } from '../../lib/core/record.js'
-import { Lock, LockCorruptedError, LockLostError } from '../../lib/index.js'
-import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockCorruptedError, LockLostError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
-import { SimTime } from '../support/sim-clock.js'
+import { simLocks } from '../support/sim-locks.js'
 
 const KEY = 'jobs/replace'
 const OLD_TICK = '2026-11-25T03:00:00Z'
 const NEW_TICK = '2026-11-25T03:05:00Z'
 
-function setup() {
-  const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
-  const lock = (owner: string) =>
-    new Lock({
-      store,
-      key: KEY,
-      owner,
-      ttlMs: 10_000,
-      clockSkewMarginMs: 1_000,
-      historySize: 10,
-      clock: time.localClock(),
-    })
-  const record = (): LockRecord => JSON.parse(store.peek(KEY) ?? 'null')
-  return { time, store, lock, record }
-}
+const setup = () => simLocks(KEY, { historySize: 10 })
 
 /** Replace a holder whose record says it runs an older tick than `tick` (the lifecycle's rule, inlined). */
 const olderThan = (tick: string) => (holder: LockRecord) => {

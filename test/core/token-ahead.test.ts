@@ -1,30 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockConflictError, LockLostError, LockOptionsError } from '../../lib/index.js'
-import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockConflictError, LockLostError, LockOptionsError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
-import { SimTime } from '../support/sim-clock.js'
+import { simLocks } from '../support/sim-locks.js'
 
 const KEY = 'jobs/ahead'
 const MINUTE = 60_000
 
 function setup() {
-  const time = new SimTime()
-  const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
-  const lock = (owner: string) =>
-    new Lock({
-      store,
-      key: KEY,
-      owner,
-      ttlMs: 10_000,
-      clockSkewMarginMs: 1_000,
-      clock: time.localClock(),
-      random: () => 0.5,
-    })
+  const { time, store, lock, record, writes } = simLocks(KEY)
   /** An outside writer's record: not through the library. */
   const put = (fields: Record<string, unknown>) =>
     store.putRaw(KEY, JSON.stringify({ v: 1, expires_at: 0, owner: 'script', ...fields }))
-  const record = () => JSON.parse(store.peek(KEY) ?? 'null')
-  const writes = () => store.requests.create + store.requests.replace
   const secondsFromNow = (ms: number) => (time.now + ms) / 1000
   return { time, store, lock, put, record, writes, secondsFromNow }
 }
