@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { constants } from 'node:os'
-import { LostReason } from '../core/errors.js'
+import { LockLostError, LostReason } from '../core/errors.js'
 import type { InvocationContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonLogger } from '../lifecycle/logger.js'
@@ -120,8 +120,8 @@ function supervise(run: SingletonRun, settings: ExecLine, err: (text: string) =>
   }
   const onLost = () => {
     lost = true
-    const replaced =
-      (handle.signal.reason as { reason?: unknown } | undefined)?.reason === LostReason.Replaced
+    const { reason } = handle.signal
+    const replaced = reason instanceof LockLostError && reason.reason === LostReason.Replaced
     err(
       logLine(
         replaced ? 'WARN' : 'ERROR',

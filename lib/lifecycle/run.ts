@@ -167,28 +167,22 @@ export class SingletonRun {
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
     this.#controller.abort(error)
-    if (error?.reason === LostReason.Replaced) {
-      this.#settings.report('warn', 'replaced by a run of a newer tick; its signal is aborted', {
-        outcome: Outcome.Replaced,
-        key: this.#settings.key,
-        token: this.#lease.token,
-        ...(error.current && { owner: error.current.owner }),
-        ...(this.#settings.tick && { tick: this.#settings.tick }),
-        error,
-      })
-      return
-    }
-    this.#settings.report(
-      'error',
-      'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
-      {
-        outcome: Outcome.Lost,
-        key: this.#settings.key,
-        token: this.#lease.token,
-        ...(error?.current && { owner: error.current.owner }),
-        ...(this.#settings.tick && { tick: this.#settings.tick }),
-        ...(error && { error }),
-      },
-    )
+    // A replacement is the policy at work (onHeld: 'replace'), not an accident: a warning.
+    const [level, message, outcome] =
+      error?.reason === LostReason.Replaced
+        ? (['warn', 'replaced by a run of a newer tick; its signal is aborted', Outcome.Replaced] as const)
+        : ([
+            'error',
+            'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
+            Outcome.Lost,
+          ] as const)
+    this.#settings.report(level, message, {
+      outcome,
+      key: this.#settings.key,
+      token: this.#lease.token,
+      ...(error?.current && { owner: error.current.owner }),
+      ...(this.#settings.tick && { tick: this.#settings.tick }),
+      ...(error && { error }),
+    })
   }
 }
