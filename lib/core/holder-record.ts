@@ -1,4 +1,11 @@
-import { type LockRecord, nextRun, RECORD_VERSION, RunOutcome, withHistory } from './record.js'
+import {
+  type LockRecord,
+  nextRun,
+  RECORD_VERSION,
+  RunOutcome,
+  withHistory,
+  withinRecordSize,
+} from './record.js'
 import type { LeaseTerm } from './timing.js'
 
 /**
@@ -20,7 +27,8 @@ export interface AcquisitionFields {
  * The record an acquisition by `owner` writes over `previous` (or where there is none): what was
  * there, with `token`, the lease of `term` and the tick it runs for; a lease never released (its
  * holder crashed, ran out of time, or is replaced now) goes into the history now, by its taker,
- * at no extra request.
+ * at no extra request. History makes room, oldest first, for whatever else the write must carry:
+ * an acquisition is never refused because of it, and the checkpoint and cursor stay.
  */
 export function acquisitionRecord(
   previous: LockRecord | undefined,
@@ -42,7 +50,7 @@ export function acquisitionRecord(
     ttl_ms: term.ttlMs,
     ...(fields.tick !== undefined && { running: { token, tick: fields.tick } }),
   }
-  if (!previous || previous.expires_at === 0) return record
+  if (!previous || previous.expires_at === 0) return withinRecordSize(record)
   const tick = runningTick(previous)
   const ended = {
     token: previous.token,
@@ -50,7 +58,7 @@ export function acquisitionRecord(
     owner: previous.owner,
   }
   const replaced = fields.replacing ? { ...record, replaced: { ...ended, at: acquiredAt } } : record
-  return withHistory(
+  const recorded = withHistory(
     replaced,
     {
       ...ended,
@@ -60,6 +68,7 @@ export function acquisitionRecord(
     },
     fields.historySize ?? 0,
   )
+  return withinRecordSize(recorded)
 }
 
 /**

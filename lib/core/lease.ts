@@ -11,6 +11,7 @@ import {
   type ScheduleFields,
   serializeRecord,
   withHistory,
+  withinRecordSize,
   withSchedule,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
@@ -246,7 +247,8 @@ export class Lease {
     if (patch.state !== undefined) next.state = this.#checked(patch.state, 'Checkpoint state')
     else if (patch.clearState) delete next.state
     if (patch.cursor !== undefined) next.cursor = this.#checked(patch.cursor, 'Cursor')
-    return next as LockRecord
+    // History makes room for a checkpoint or a cursor, never the other way round.
+    return withinRecordSize(next as LockRecord)
   }
 
   /**

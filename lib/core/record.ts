@@ -149,23 +149,50 @@ export interface HistoryEntry {
 export const DEFAULT_HISTORY_SIZE = 10
 
 /**
+ * Room a history trim leaves under `MAX_RECORD_BYTES` for what the next ordinary write adds: an
+ * acquisition's `running` and counters, an owner a few hundred bytes longer than the last, and
+ * the entry of a run it finds abandoned. The largest checkpoint still leaves room for ten ordinary
+ * runs beside it. A write that adds more (owners near their 1024-character limit, long ticks) is
+ * fitted by the write itself (`withinRecordSize`), never refused because of history.
+ */
+export const HISTORY_HEADROOM_BYTES = 1024
+
+/**
  * `record` with `entry` appended to its history, keeping the last `keep` entries, and fewer if
- * need be so that the record stays within `MAX_RECORD_BYTES`: the oldest go first, down to none.
- * History never makes a write too large that would fit without it. `keep` 0 leaves it as it is.
+ * need be so that the record stays `HISTORY_HEADROOM_BYTES` within `MAX_RECORD_BYTES`: the oldest
+ * go first, down to none. `keep` 0 leaves it as it is.
  */
 export function withHistory(record: LockRecord, entry: HistoryEntry, keep: number): LockRecord {
   if (keep <= 0) return record
-  const entries = [...(record.history ?? []), entry].slice(-keep)
-  const { history: _history, ...without } = record
-  const next = (): LockRecord =>
-    (entries.length > 0 ? { ...without, history: [...entries] } : without) as LockRecord
-  let candidate = next()
-  // At most `keep` rounds, each a record's worth of JSON: only a record near its cap pays them.
-  while (entries.length > 0 && Buffer.byteLength(serializeRecord(candidate)) > MAX_RECORD_BYTES) {
-    entries.shift()
-    candidate = next()
+  const history = [...(record.history ?? []), entry].slice(-keep)
+  return withinRecordSize({ ...record, history }, MAX_RECORD_BYTES - HISTORY_HEADROOM_BYTES)
+}
+
+/**
+ * `record` with the oldest history entries dropped, down to none, until it is at most `limit`
+ * bytes as stored; the same record when it fits. Every holder's write goes through it, so history
+ * never makes a write too large that would fit without it, and never costs a checkpoint or a
+ * cursor its place: a record too large without any history is left to be refused as it is.
+ */
+export function withinRecordSize(record: LockRecord, limit: number = MAX_RECORD_BYTES): LockRecord {
+  const { history, ...without } = record
+  if (history === undefined || history.length === 0) return record
+  // Sizes added up rather than the record serialized once per dropped entry: a near-full record
+  // is 64 KiB of JSON, and it may carry 100 entries.
+  const sizes = history.map((entry) => Buffer.byteLength(JSON.stringify(entry)))
+  let size =
+    Buffer.byteLength(serializeRecord(without as LockRecord)) +
+    ',"history":[]'.length +
+    sizes.reduce((sum, entrySize) => sum + entrySize + 1, -1)
+  let dropped = 0
+  while (dropped < history.length && size > limit) {
+    size -= (sizes[dropped] ?? 0) + 1
+    dropped++
   }
-  return candidate
+  if (dropped === 0) return record
+  return (
+    dropped === history.length ? without : { ...without, history: history.slice(dropped) }
+  ) as LockRecord
 }
 
 const isFiniteNonNegative = (value: unknown): value is number =>

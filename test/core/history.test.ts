@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  HISTORY_HEADROOM_BYTES,
   type HistoryEntry,
   type LockRecord,
   MAX_RECORD_BYTES,
@@ -7,6 +8,7 @@ import {
   parseRecord,
   serializeRecord,
   withHistory,
+  withinRecordSize,
 } from '../../lib/core/record.js'
 import { Lock, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
@@ -83,20 +85,43 @@ describe('the history field of the record', () => {
     expect(withHistory(record, entry(5), 2).history?.map((e) => e.token)).toEqual([4, 5])
   })
 
-  it('withHistory drops the oldest entries, down to none, so that the record stays within MAX_RECORD_BYTES', () => {
-    const pad = 'p'.repeat(MAX_RECORD_BYTES - 3_000)
+  it('withHistory drops the oldest entries, down to none, leaving room under MAX_RECORD_BYTES for the next write', () => {
+    const pad = 'p'.repeat(MAX_RECORD_BYTES - 4_000)
     let record: LockRecord = { ...base, v: 1, pad }
     const big = (token: number) => entry(token, { owner: 'o'.repeat(900) })
     for (let token = 1; token <= 10; token++) record = withHistory(record, big(token), 10)
-    expect(Buffer.byteLength(serializeRecord(record))).toBeLessThanOrEqual(MAX_RECORD_BYTES)
+    const room = MAX_RECORD_BYTES - HISTORY_HEADROOM_BYTES
+    expect(Buffer.byteLength(serializeRecord(record))).toBeLessThanOrEqual(room)
     const kept = record.history ?? []
     expect(kept.map((e) => e.token)).toEqual([9, 10])
-    // One more would not have fitted.
+    // One more would not have left the room.
     expect(Buffer.byteLength(serializeRecord({ ...record, history: [big(8), ...kept] }))).toBeGreaterThan(
-      MAX_RECORD_BYTES,
+      room,
     )
     const full: LockRecord = { ...base, v: 1, pad: 'p'.repeat(MAX_RECORD_BYTES - 100) }
     expect(withHistory(full, big(11), 10)).not.toHaveProperty('history')
+  })
+
+  it('withinRecordSize drops exactly as many of the oldest entries as the limit needs, and nothing else', () => {
+    const record: LockRecord = {
+      ...base,
+      v: 1,
+      state: 's'.repeat(1_000),
+      cursor: 7,
+      history: [1, 2, 3, 4].map((t) => entry(t)),
+    }
+    const size = (r: LockRecord) => Buffer.byteLength(serializeRecord(r))
+    expect(withinRecordSize(record, size(record))).toBe(record)
+    for (const dropped of [1, 2, 3]) {
+      const smaller = { ...record, history: record.history?.slice(dropped) }
+      expect(withinRecordSize(record, size(smaller))).toEqual(smaller)
+      expect(withinRecordSize(record, size(smaller) - 1).history?.length ?? 0).toBe(3 - dropped)
+    }
+    const { history: _history, ...without } = record
+    expect(withinRecordSize(record, size(without as LockRecord))).toEqual(without)
+    // Too large without any history: left as it is, for the write to refuse.
+    expect(withinRecordSize(record, 10)).toEqual(without)
+    expect(withinRecordSize(without as LockRecord, 10)).toBe(without)
   })
 })
 
@@ -216,5 +241,73 @@ describe('the runs a lock records', () => {
     expect(history.length).toBeGreaterThan(0)
     expect(history.length).toBeLessThan(10)
     expect(history.at(-1)?.token).toBe(last)
+  })
+})
+
+describe('history never wedges a lock', () => {
+  it('thirty runs with a checkpoint near the largest, the longest owners and long ticks are never refused, and keep their checkpoint and cursor', async () => {
+    const { time, lock, record, store } = setup(10)
+    const checkpoint = 'c'.repeat(MAX_STATE_BYTES - 2)
+    const cursor = { next: 'k'.repeat(200) }
+    // Ticks and owners of every length up to the longest, so that history is trimmed at every
+    // granularity: a run whose acquisition adds a few bytes more than the last release left.
+    const tick = (n: number) => `2026-11-21T03:00:00.000Z/${'t'.repeat((n * 97) % 400)}`
+    const owner = (n: number) => `run-${n}/`.padEnd(n % 5 === 0 ? 1024 : 40 + ((n * 131) % 300), 'o')
+    for (let n = 1; n <= 30; n++) {
+      const lease = await leaseOf(lock(owner(n)).tryAcquire({ tick: tick(n) }))
+      if (!lease) throw new Error(`run ${n} was not acquired`)
+      if (n === 1) await lease.saveCursor(cursor)
+      await lease.saveCheckpoint(checkpoint)
+      await lease.renew()
+      if (n % 3 === 0) {
+        // A crashed run: the next acquisition records it as abandoned, in its own write.
+        time.advance(20_000)
+        continue
+      }
+      await lease.release({ outcome: 'failed', tick: tick(n) })
+    }
+    const last = await leaseOf(lock(owner(31)).tryAcquire({ tick: tick(31) }))
+    expect(last).not.toBeNull()
+    expect(record()).toMatchObject({ state: checkpoint, cursor })
+    expect(record().history?.length).toBeGreaterThan(0)
+    expect(Buffer.byteLength(store.peek(KEY) ?? '')).toBeLessThanOrEqual(MAX_RECORD_BYTES)
+  })
+
+  it('an acquisition over a record a release filled to the cap trims history rather than fail', async () => {
+    const { lock, record, store } = setup(10)
+    // As a release of an earlier version left it: history up to exactly the cap.
+    const full = withHistory(
+      { ...base, v: 1, state: 's'.repeat(MAX_STATE_BYTES - 2) },
+      entry(1, { owner: 'o'.repeat(1024) }),
+      10,
+    )
+    let filled = full
+    for (let token = 2; Buffer.byteLength(serializeRecord(filled)) < MAX_RECORD_BYTES - 200; token++) {
+      filled = { ...filled, history: [...(filled.history ?? []), entry(token, { owner: 'o'.repeat(600) })] }
+    }
+    store.putRaw(KEY, serializeRecord(filled))
+    const lease = await leaseOf(lock('o'.repeat(1024)).tryAcquire({ tick: 't'.repeat(100) }))
+    expect(lease).not.toBeNull()
+    expect(record().state).toBe(filled.state)
+    await lease?.saveCheckpoint('s'.repeat(MAX_STATE_BYTES - 2))
+    await lease?.release({ outcome: 'completed', tick: 't'.repeat(100) })
+    expect(Buffer.byteLength(store.peek(KEY) ?? '')).toBeLessThanOrEqual(MAX_RECORD_BYTES)
+    expect(record().history?.at(-1)).toMatchObject({ token: lease?.token, outcome: 'completed' })
+  })
+
+  it('a checkpoint of the largest size is written over a full history of long runs, the oldest runs making room', async () => {
+    const { lock, record } = setup(10)
+    for (let n = 1; n <= 10; n++) {
+      const lease = await leaseOf(lock(`run-${n}/`.padEnd(1024, 'o')).tryAcquire())
+      await lease?.release({ outcome: 'completed', tick: 't'.repeat(1_000) })
+    }
+    expect(record().history).toHaveLength(10)
+    const lease = await leaseOf(lock('big').tryAcquire())
+    const checkpoint = 'c'.repeat(MAX_STATE_BYTES - 2)
+    await lease?.saveCheckpoint(checkpoint)
+    await lease?.renew()
+    await lease?.release({ outcome: 'failed' })
+    expect(record().state).toBe(checkpoint)
+    expect(record().history?.at(-1)).toMatchObject({ owner: 'big', outcome: 'failed' })
   })
 })
