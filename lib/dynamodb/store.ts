@@ -11,16 +11,9 @@ import {
   WriteStatus,
 } from '../core/store.js'
 import { type Attributes, UnrepresentableError } from './attributes.js'
+import { Comparison, type Condition, hasMapsOrLists, sameItemCondition } from './condition.js'
 import { DYNAMODB_ERRORS, DynamoDBErrorKind, keySchemaError } from './errors.js'
-import {
-  type ItemLayout,
-  itemFor,
-  keyOf,
-  type ReadItem,
-  readItem,
-  VERSION_ATTRIBUTE,
-  withoutKey,
-} from './item.js'
+import { type ItemLayout, itemFor, keyOf, type ReadItem, readItem, withoutKey } from './item.js'
 
 /**
  * The options, unless @aws-sdk/client-dynamodb (an optional peer dependency) is not installed:
@@ -61,6 +54,9 @@ const KNOWN_ITEMS_PER_KEY = 4
 
 type DynamoDBCommand = GetItemCommand | PutItemCommand
 
+/** A replace whose condition failed on the very item it named (see `#replaceIfSame`). */
+const UNCHANGED = Symbol('unchanged')
+
 const defaultClient = sharedClient((config) => new DynamoDBClient(config))
 
 /**
@@ -69,6 +65,8 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
  * is a PutItem conditioned on every attribute of the item the etag names, so that any change of
  * them by anyone fails it (a field only added from outside, by UpdateItem, goes unnoticed).
  * Needs neither transactions nor `ReturnValuesOnConditionCheckFailure` (uses it when answered).
+ * On an engine whose `=` fails on maps and lists (dynalite), compares them leaf by leaf instead;
+ * an engine that fails the condition even so gets a `LockStoreError` that says so.
  */
 export class DynamoDBLockStore implements LockStore {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
@@ -84,6 +82,8 @@ export class DynamoDBLockStore implements LockStore {
    * older item must not make us forget the newer one our next replace will name.
    */
   readonly #known = new Map<string, Map<string, Attributes>>()
+  /** Leaves once this engine is found to fail `=` on maps and lists (dynalite); never back. */
+  #comparison: Comparison = Comparison.Whole
 
   constructor(options: DynamoDBLockStoreOptions) {
     if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
@@ -133,7 +133,8 @@ export class DynamoDBLockStore implements LockStore {
   }
 
   async create(key: string, body: string, options: StoreCallOptions = {}): Promise<WriteResult> {
-    return this.#put(key, body, `attribute_not_exists(#key)`, {}, undefined, options)
+    const absent = { clauses: ['attribute_not_exists(#key)'], names: {}, values: {} }
+    return (await this.#put(key, body, absent, options)).result
   }
 
   async replace(
@@ -150,30 +151,65 @@ export class DynamoDBLockStore implements LockStore {
       if (this.#learn(key, item).etag !== etag) return { status: WriteStatus.PreconditionFailed, ...date }
       expected = item
     }
-    const names: Record<string, string> = {}
-    const values: Attributes = {}
-    const conditions = ['attribute_exists(#key)']
-    Object.entries(withoutKey(this.#layout, expected)).forEach(([name, value], i) => {
-      names[`#a${i}`] = name
-      values[`:a${i}`] = value
-      conditions.push(`#a${i} = :a${i}`)
-    })
-    // An outsider's item has no version: the first replace adds one, and that must fail all others.
-    if (!(VERSION_ATTRIBUTE in expected)) {
-      names['#version'] = VERSION_ATTRIBUTE
-      conditions.push('attribute_not_exists(#version)')
+    const first = await this.#replaceIfSame(key, body, etag, expected, options)
+    if (first !== UNCHANGED) return first
+    // The engine failed a condition that the item it holds meets: dynalite's `=` is false for
+    // every map and list. Compared leaf by leaf, the same condition holds there.
+    if (this.#comparison === Comparison.Leaves || !hasMapsOrLists(withoutKey(this.#layout, expected))) {
+      throw this.#conditionNotUnderstood(key, etag)
     }
-    return this.#put(key, body, conditions.join(' AND '), { names, values }, etag, options)
+    this.#comparison = Comparison.Leaves
+    const second = await this.#replaceIfSame(key, body, etag, expected, options)
+    if (second !== UNCHANGED) return second
+    throw this.#conditionNotUnderstood(key, etag)
   }
 
+  /**
+   * A PutItem on the condition that the item is still `expected` (named `etag`). `UNCHANGED`
+   * when the engine failed the condition and yet holds that very item, which DynamoDB never
+   * does: it sends the item with a failed condition, and this store's items change with each write.
+   */
+  async #replaceIfSame(
+    key: string,
+    body: string,
+    etag: string,
+    expected: Attributes,
+    options: StoreCallOptions,
+  ): Promise<WriteResult | typeof UNCHANGED> {
+    const same = sameItemCondition(withoutKey(this.#layout, expected), this.#comparison)
+    const condition = { ...same, clauses: ['attribute_exists(#key)', ...same.clauses] }
+    const { result, current } = await this.#put(key, body, condition, options)
+    if (result.status !== WriteStatus.PreconditionFailed) return result
+    if (current) {
+      this.#learn(key, current)
+      return result
+    }
+    // No item in the answer: either there is none, or the engine does not send it (dynalite).
+    const { item } = await this.#get(key, options)
+    if (!item) return { status: WriteStatus.Absent, ...dated(result.serverDate) }
+    return this.#learn(key, item).etag === etag ? UNCHANGED : result
+  }
+
+  /** The engine refused, even leaf by leaf, a condition that the item it holds meets. */
+  #conditionNotUnderstood(key: string, etag: string): LockStoreError {
+    return new LockStoreError(
+      `${this.#request('PutItem', key)} was answered ConditionalCheckFailedException, yet the item ` +
+        `still holds every attribute the condition names (etag ${etag}), compared whole and leaf by ` +
+        'leaf: this engine does not evaluate condition expressions as DynamoDB does; nothing was written',
+      { key, retryable: false },
+    )
+  }
+
+  /**
+   * A conditional PutItem of `body`: the result, and the item the engine sent with a failed
+   * condition (DynamoDB does, on `ReturnValuesOnConditionCheckFailure`; dynalite does not).
+   */
   async #put(
     key: string,
     body: string,
-    condition: string,
-    expression: { names?: Record<string, string>; values?: Attributes },
-    replacing: string | undefined,
+    condition: Condition,
     options: StoreCallOptions,
-  ): Promise<WriteResult> {
+  ): Promise<{ result: WriteResult; current?: Attributes }> {
     let written: { item: Attributes; etag: string }
     try {
       written = itemFor(this.#layout, key, body)
@@ -184,37 +220,27 @@ export class DynamoDBLockStore implements LockStore {
         { key, retryable: false, cause: error },
       )
     }
-    const hasValues = expression.values && Object.keys(expression.values).length > 0
+    const hasValues = Object.keys(condition.values).length > 0
     const command = new PutItemCommand({
       TableName: this.tableName,
       Item: written.item,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: { '#key': this.#layout.partitionKey, ...expression.names },
-      ...(hasValues && { ExpressionAttributeValues: expression.values }),
+      ConditionExpression: condition.clauses.join(' AND '),
+      ExpressionAttributeNames: { '#key': this.#layout.partitionKey, ...condition.names },
+      ...(hasValues && { ExpressionAttributeValues: condition.values }),
       // Saves the read that tells "changed" from "gone" where the engine supports it.
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     })
     const call = await this.#send(key, command, options)
     if (call.kind === 'ok') {
       this.#remember(key, written.etag, written.item)
-      return { status: WriteStatus.Written, etag: written.etag, ...call.date }
+      return { result: { status: WriteStatus.Written, etag: written.etag, ...call.date } }
     }
-    if (call.kind === DynamoDBErrorKind.Conflict) return { status: WriteStatus.Conflict, ...call.date }
+    if (call.kind === DynamoDBErrorKind.Conflict)
+      return { result: { status: WriteStatus.Conflict, ...call.date } }
     // The SDK may have retried a write whose first try landed: then the failure is our own doing.
-    const failed = { status: WriteStatus.PreconditionFailed, ambiguous: call.retried, ...call.date }
-    if (replacing === undefined) return failed
+    const result = { status: WriteStatus.PreconditionFailed, ambiguous: call.retried, ...call.date }
     const current = (call.error as { Item?: Attributes }).Item
-    if (current) {
-      this.#learn(key, current)
-      return failed
-    }
-    // No item in the answer: either there is none, or the engine does not send it (dynalite).
-    const { item } = await this.#get(key, options)
-    if (item) {
-      this.#learn(key, item)
-      return failed
-    }
-    return { status: WriteStatus.Absent, ...call.date }
+    return current ? { result, current } : { result }
   }
 
   async #get(

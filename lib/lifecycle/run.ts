@@ -99,6 +99,10 @@ export class SingletonRun {
     // Stop the handler first: if it is still running (an early timeout), it must not go on
     // working while the next holder starts.
     this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
+    // From here on a loss is news only when the release itself meets it, and the release reports
+    // it: the lease's signal would excuse a lease that runs out with its invocation (#reportLost).
+    lease.signal.removeEventListener('abort', this.#onLost)
+    const lostBefore = lease.lostError !== undefined
     try {
       if (!lease.isReleased) {
         const counted = countFailures(lease.record, {
@@ -144,20 +148,34 @@ export class SingletonRun {
         }
       }
     } catch (error) {
-      // A lost lease was reported by the lease's own signal; any other failure leaves it to expire.
-      if (!(error instanceof LockLostError)) {
-        report('error', 'lock could not be released; it will expire', {
-          outcome: Outcome.ReleaseFailed,
-          key,
-          token: lease.token,
-          error: asError(error),
-        })
-      }
-    } finally {
-      // From here on the run is over: a watchdog firing later is no news for this invocation.
-      lease.signal.removeEventListener('abort', this.#onLost)
+      this.#reportReleaseFailed(error, lostBefore)
     }
     if (lease.lostError && succeeded && throwOnLost) throw lease.lostError
+  }
+
+  /**
+   * Why the release failed, unless it failed for a loss already reported when it happened. A
+   * lease that ran out while the release was being written (a store that kept refusing it) is
+   * no overlap, but the lock stays held until it expires: an error, never silence.
+   */
+  #reportReleaseFailed(error: unknown, lostBefore: boolean): void {
+    if (error instanceof LockLostError && lostBefore) return
+    if (error instanceof LockLostError && error.reason !== LostReason.Expired) {
+      this.#reportLost()
+      return
+    }
+    const { key, tick, report } = this.#settings
+    report(
+      'error',
+      `lock could not be released; it stays held until its lease expires: ${asError(error).message}`,
+      {
+        outcome: Outcome.ReleaseFailed,
+        key,
+        token: this.#lease.token,
+        ...(tick && { tick }),
+        error: asError(error),
+      },
+    )
   }
 
   #reportLost(): void {

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest'
+import { KEY, world } from './world.js'
+
+/**
+ * A release that fails is news for an operator, whatever the reason: the lock stays held until
+ * its lease runs out, and every run until then skips. No release failure goes unlogged.
+ */
+describe('a release that fails', () => {
+  it('is logged at error level with the key and the reason when its lease runs out while it is written', async () => {
+    const { clock, store, wrap, context, lines, outcomes } = world()
+    // An engine that refuses every write though the record is unchanged (as dynalite did), each
+    // answer after half a second: the release retries until the lease is over.
+    const refused = Array.from({ length: 200 }, () => async () => {
+      await clock.sleep(500)
+      return 'precondition-failed' as const
+    })
+    const handler = wrap(async () => {
+      store.script('replace', ...refused)
+    })
+    await clock.run(handler({}, context({ timeoutMs: 10_000 })))
+    expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'release-failed'])
+    const failed = outcomes.find((o) => o.outcome === 'release-failed')
+    expect(failed).toMatchObject({ key: KEY, error: { name: 'LockLostError', reason: 'expired' } })
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringMatching(/could not be released/),
+        fields: expect.objectContaining({ key: KEY, outcome: 'release-failed' }),
+      }),
+    )
+  })
+
+  it('is logged at error level when the store refuses it outright', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    const handler = wrap(async () => {
+      store.script('replace', 'fatal')
+    })
+    await clock.run(handler({}, context({ timeoutMs: 10_000 })))
+    expect(outcomes.find((o) => o.outcome === 'release-failed')).toMatchObject({
+      key: KEY,
+      error: { name: 'LockStoreError' },
+    })
+    expect(lines.filter((line) => line.level === 'error')).toHaveLength(1)
+  })
+
+  it('is not reported twice when the lease was lost, and so reported, before the release', async () => {
+    const { clock, store, wrap, context, outcomes, record } = world()
+    const handler = wrap(async () => {
+      store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: record().token + 1, owner: 'thief' }))
+      // The lease's own watchdog is not what finds it here: the release does.
+    })
+    await clock.run(handler({}, context({ timeoutMs: 10_000 })))
+    expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
+  })
+})
