@@ -7,6 +7,7 @@
 export { DEFAULT_METRICS_NAMESPACE, MetricDimension } from './config.js'
 export { type Clock, systemClock } from './core/clock.js'
 export {
+  type EndedByOperatorRecord,
   type HistoryEntry,
   type JsonValue,
   type LockRecord,

@@ -33,8 +33,15 @@ export {
   type LockOptions,
   type TryAcquireOptions,
 } from './core/lock-options.js'
-export type { PauseOptions, PauseResult, ResetOptions, ResumeResult } from './core/operator.js'
+export type {
+  ForceReleaseOptions,
+  PauseOptions,
+  PauseResult,
+  ResetOptions,
+  ResumeResult,
+} from './core/operator.js'
 export {
+  type EndedByOperatorRecord,
   type HistoryEntry,
   type JsonValue,
   type LockRecord,

@@ -74,6 +74,11 @@ export const LostReason = {
   Released: 'released',
   /** A run of a newer tick took the lock over while ours ran (`onHeld: 'replace'`). */
   Replaced: 'replaced',
+  /**
+   * An operator ended the lease on purpose, by force-release or by pausing the job with `now`
+   * (`LockRecord.ended_by` names who); the record may since have been taken by another run.
+   */
+  ReleasedByOperator: 'released-by-operator',
 } as const
 export type LostReason = (typeof LostReason)[keyof typeof LostReason]
 

@@ -322,7 +322,16 @@ export class Lease {
         case WriteStatus.Conflict: {
           // Someone else's conditional write was in flight. If it did not land, ours may.
           const { snapshot: current } = await this.#session.read(budgetDeadline)
-          if (current?.etag !== this.#etag) throw this.#takenOver(current?.record)
+          if (current?.etag !== this.#etag) {
+            // It landed: an operator's pause or resume is carried over, as after a 412.
+            const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
+            if (!current || !rebased) throw this.#takenOver(current?.record)
+            record = rebased
+            body = serializeRecord(rebased)
+            this.#record = current.record
+            this.#etag = current.etag
+            continue
+          }
           // Each conflict is someone else's write in flight: try again while time is left.
           await this.#session.pause(conflicts, undefined, budgetDeadline)
           if (this.#session.clock.now() >= budgetDeadline) {
@@ -336,11 +345,20 @@ export class Lease {
     }
   }
 
-  /** Someone else wrote the record: a run of a newer tick that replaced ours, or any other holder. */
+  /**
+   * Someone else wrote the record: a run of a newer tick that replaced ours, an operator who
+   * ended our lease on purpose (another run may have taken the lock since), or any other holder.
+   */
   #takenOver(current: LockRecord | undefined): LockLostError {
-    return current?.replaced?.token === this.token
-      ? this.#lose(LostReason.Replaced, 'a run of a newer tick replaced it', current)
-      : this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current)
+    if (current?.replaced?.token === this.token) {
+      return this.#lose(LostReason.Replaced, 'a run of a newer tick replaced it', current)
+    }
+    const ended = current?.ended_by
+    if (ended?.token === this.token) {
+      const how = ended.action === 'pause' ? 'paused the job with --now' : `ended it (${ended.action})`
+      return this.#lose(LostReason.ReleasedByOperator, `operator ${ended.by} ${how}`, current)
+    }
+    return this.#lose(LostReason.TakenOver, 'another holder wrote the lock object', current)
   }
 
   #lose(reason: LostReason, why: string, current?: LockRecord, cause?: unknown): LockLostError {

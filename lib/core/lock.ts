@@ -25,6 +25,7 @@ import {
   validateOwner,
 } from './lock-options.js'
 import {
+  type ForceReleaseOptions,
   forceRelease,
   type PauseOptions,
   type PauseResult,
@@ -331,12 +332,13 @@ export class Lock {
   /**
    * Operator action: frees a lock that a stuck or crashed run still holds, at once. The token
    * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
-   * are refused. Resolves the record written, or `null` when there is no lock object. Refuses
+   * are refused. Resolves the record written, or `null` when there is no lock object. Writes
+   * only over the version it read, or `options.etag` (what the operator judged). Refuses
    * (`LockConflictError`, nothing written) a token no acquisition could follow either:
    * `tokens-exhausted`, `record-ahead-of-clock`.
    */
-  forceRelease(): Promise<LockRecord | null> {
-    return forceRelease(this.#session, this.owner)
+  forceRelease(options: ForceReleaseOptions = {}): Promise<LockRecord | null> {
+    return forceRelease(this.#session, this.owner, options)
   }
 
   /**

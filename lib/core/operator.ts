@@ -1,5 +1,6 @@
-import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
+import { ConflictReason, LockConflictError, LockOptionsError, LockStoreError } from './errors.js'
 import {
+  type EndedByOperatorRecord,
   type LockRecord,
   type PauseRecord,
   parseRecord,
@@ -9,38 +10,47 @@ import {
 } from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
-import type { StoreSession } from './store-session.js'
+import type { Snapshot, StoreSession } from './store-session.js'
 import { isFreeToTake } from './timing.js'
 import { isAheadOfClock, tokenAfter } from './token.js'
 
 /** Budget for store retries of an operator's call. */
 const OPERATOR_BUDGET_MS = 10_000
 
+/** How `forceRelease` frees a lock. */
+export interface ForceReleaseOptions {
+  /**
+   * Release only this version of the record (`LockInfo.etag`, as `inspect` showed it): refuses
+   * (`LockConflictError` `changed`, nothing written) when the lock changed since, so that a
+   * decision made on what was shown never ends a newer run's lease. @default the version it reads
+   */
+  readonly etag?: string
+}
+
 /**
- * Frees the lock now with a higher token, so the stuck holder is fenced off. `null` when there is
- * no object. Throws `LockConflictError` for a token no acquisition could follow (`tokenAfter`).
+ * Frees the lock now with a higher token, so the stuck holder is fenced off, and names the
+ * ended lease in `ended_by`. `null` when there is no object. Conditional on the version it read
+ * (or `options.etag`): it never ends a lease it did not judge. Resolves the record written, also
+ * when a run took the lock after it (its answer lost, a read settled it). Throws
+ * `LockConflictError` for a token no acquisition could follow (`tokenAfter`).
  */
-export async function forceRelease(session: StoreSession, operator: string): Promise<LockRecord | null> {
-  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
+export async function forceRelease(
+  session: StoreSession,
+  operator: string,
+  options: ForceReleaseOptions = {},
+): Promise<LockRecord | null> {
+  const deadline = session.clock.now() + OPERATOR_BUDGET_MS
+  const snapshot = await judged(session, options.etag, deadline)
   if (!snapshot) return null
   const record: LockRecord = {
     ...snapshot.record,
     token: session.nextToken(snapshot.record.token),
     expires_at: 0,
     owner: `force-released by ${operator}`,
+    ended_by: endedBy(session, snapshot.record, operator, 'force-release'),
   }
-  const result = await session.write(
-    serializeRecord(record),
-    snapshot.etag,
-    session.clock.now() + OPERATOR_BUDGET_MS,
-  )
-  if (result.status !== WriteStatus.Written) {
-    throw new LockConflictError(
-      `Lock "${session.key}" changed while being released (${result.status}); nothing was written, try again`,
-      { key: session.key, reason: ConflictReason.Changed },
-    )
-  }
-  session.remember(record, result.etag)
+  const landing = await operatorWrite(session, { record, etag: snapshot.etag, what: 'released', deadline })
+  if (!landing.landed) throw changed(session.key, 'released', WriteStatus.Conflict)
   return record
 }
 
@@ -54,6 +64,11 @@ export interface PauseOptions {
    * held and the pause takes effect from the next run. @default false
    */
   readonly now?: boolean
+  /**
+   * Pause only this version of the record (`LockInfo.etag`): refuses (`changed`, nothing written)
+   * when the lock changed since. @default the version it reads
+   */
+  readonly etag?: string
 }
 
 /** What `pause` wrote, and whether it ended a live lease to do so. */
@@ -66,6 +81,11 @@ export interface PauseResult {
   readonly wasHeld: boolean
   /** The live lease was ended (`now`). */
   readonly endedLease: boolean
+  /**
+   * The record as a read found it when the write's answer was lost and someone wrote after it
+   * (the holder, or a run that took the lock): the pause landed, and this is what is there now.
+   */
+  readonly after?: LockRecord
 }
 
 /** What `resume` found and wrote. */
@@ -80,20 +100,44 @@ export interface ResumeResult {
  * Pauses the job: every run skips until `resume`. The record stays as it is but for `paused`
  * (and its version, 2), so the holder of a live lease keeps it (its writes carry the pause over)
  * unless `now`. `null` when there is no object. Conditional on what was read: refuses
- * (`LockConflictError`, nothing written) when the lock changed meanwhile.
+ * (`LockConflictError`, nothing written) when the lock changed meanwhile, but for a 409 answered
+ * to a pause that ends no lease, which goes over what is there then.
  */
 export async function pause(
   session: StoreSession,
   operator: string,
   options: PauseOptions = {},
 ): Promise<PauseResult | null> {
-  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
-  if (!snapshot) return null
+  const deadline = session.clock.now() + OPERATOR_BUDGET_MS
+  let snapshot = await judged(session, options.etag, deadline)
+  for (;;) {
+    if (!snapshot) return null
+    const planned = pausing(session, snapshot, operator, options)
+    const landing = await operatorWrite(session, {
+      record: planned.record,
+      etag: snapshot.etag,
+      what: 'paused',
+      deadline,
+      isOurs: (current) =>
+        sameJson(current.paused, planned.record.paused) &&
+        (!planned.endedLease || sameJson(current.ended_by, planned.record.ended_by)),
+    })
+    if (landing.landed)
+      return { ...planned, previous: snapshot.record, ...(landing.after && { after: landing.after }) }
+    // A pause that may end a lease was judged on what it read: it ends none it did not see.
+    if (options.now === true || options.etag !== undefined) {
+      throw changed(session.key, 'paused', WriteStatus.Conflict)
+    }
+    snapshot = landing.current
+  }
+}
+
+/** The record a pause writes over `snapshot`, and what it does to the lease there. */
+function pausing(session: StoreSession, snapshot: Snapshot, operator: string, options: PauseOptions) {
   const previous = snapshot.record
-  const server = session.serverTime()
   const paused: PauseRecord = {
     by: operator,
-    at: Math.round(server.mid) / 1000,
+    at: Math.round(session.serverTime().mid) / 1000,
     ...(options.note !== undefined && { note: options.note }),
   }
   const wasHeld = !session.isFree(snapshot)
@@ -103,11 +147,10 @@ export async function pause(
         token: session.nextToken(previous.token),
         expires_at: 0,
         owner: `paused by ${operator}`,
+        ended_by: endedBy(session, previous, operator, 'pause'),
       }
     : {}
-  const record = { ...withSchedule(previous, { paused }), ...ended }
-  await operatorWrite(session, record, snapshot.etag, 'paused')
-  return { record, previous, wasHeld, endedLease }
+  return { record: { ...withSchedule(previous, { paused }), ...ended }, wasHeld, endedLease }
 }
 
 /**
@@ -116,26 +159,122 @@ export async function pause(
  * `null` when there is no object.
  */
 export async function resume(session: StoreSession): Promise<ResumeResult | null> {
-  const { snapshot } = await session.read(session.clock.now() + OPERATOR_BUDGET_MS)
-  if (!snapshot) return null
-  const lifted = snapshot.record.paused
-  if (lifted === undefined) return { record: snapshot.record, lifted }
-  const record = withSchedule(snapshot.record, { paused: null, failures: null, failed_run: null })
-  await operatorWrite(session, record, snapshot.etag, 'resumed')
-  return { record, lifted }
+  const deadline = session.clock.now() + OPERATOR_BUDGET_MS
+  let { snapshot } = await session.read(deadline)
+  for (;;) {
+    if (!snapshot) return null
+    const lifted = snapshot.record.paused
+    if (lifted === undefined) return { record: snapshot.record, lifted }
+    const record = withSchedule(snapshot.record, { paused: null, failures: null, failed_run: null })
+    const landing = await operatorWrite(session, {
+      record,
+      etag: snapshot.etag,
+      what: 'resumed',
+      deadline,
+      isOurs: (current) => current.paused === undefined,
+    })
+    if (landing.landed) return { record: landing.after ?? record, lifted }
+    // Lifting a pause ends no lease: it goes over what is there now.
+    snapshot = landing.current
+  }
 }
 
-/** Replaces the record read with etag `etag`, or refuses when it changed since. */
-async function operatorWrite(session: StoreSession, record: LockRecord, etag: string, what: string) {
-  const result = await session.write(serializeRecord(record), etag, session.clock.now() + OPERATOR_BUDGET_MS)
-  if (result.status !== WriteStatus.Written) {
+/** The record read, or `undefined` for none; refuses when it is not the version `etag` judged. */
+async function judged(
+  session: StoreSession,
+  etag: string | undefined,
+  deadline: number,
+): Promise<Snapshot | undefined> {
+  const { snapshot } = await session.read(deadline)
+  if (etag !== undefined && snapshot !== undefined && snapshot.etag !== etag) {
     throw refused(
       session.key,
-      `the lock changed while being ${what} (${result.status}); try again`,
+      `the lock changed since it was judged (${snapshot.record.owner} wrote token ${snapshot.record.token} since)`,
       ConflictReason.Changed,
     )
   }
-  session.remember(record, result.etag)
+  return snapshot
+}
+
+/** Who ends the lease of `previous`, and when, for `LockRecord.ended_by`. */
+function endedBy(
+  session: StoreSession,
+  previous: LockRecord,
+  operator: string,
+  action: string,
+): EndedByOperatorRecord {
+  const at = Math.round(session.serverTime().mid) / 1000
+  return { token: previous.token, owner: previous.owner, by: operator, action, at }
+}
+
+/** An operator's write: the record, the version it goes over, and how to tell it in a later record. */
+interface OperatorWrite {
+  readonly record: LockRecord
+  readonly etag: string
+  /** For messages: `released`, `paused`, `resumed`. */
+  readonly what: string
+  readonly deadline: number
+  /** Whether `current`, written after a lost answer, shows this write landed under it. */
+  readonly isOurs?: (current: LockRecord) => boolean
+}
+
+/** Written (`after`: what a settle read found written over it since), or not, after a 409 and a change. */
+type Landing =
+  | { readonly landed: true; readonly after?: LockRecord }
+  | { readonly landed: false; readonly current: Snapshot | undefined }
+
+/**
+ * Replaces the record read with etag `etag`, and says whether it landed. A lost answer is settled
+ * by a read (`StoreSession.write`): written, even when someone wrote after it. A 409 is someone
+ * else's write in flight: tried again while the record is unchanged; once it changed, `landed`
+ * false, for the caller to judge again. Refuses (`LockConflictError`) when someone else wrote first.
+ */
+async function operatorWrite(session: StoreSession, write: OperatorWrite): Promise<Landing> {
+  const { record, etag, what, deadline } = write
+  const isOurs = write.isOurs ?? ((current: LockRecord) => sameJson(current.ended_by, record.ended_by))
+  for (let conflicts = 0; ; conflicts++) {
+    const result = await session.write(serializeRecord(record), etag, deadline).catch((error: unknown) => {
+      throw mayHaveLanded(session.key, what, error)
+    })
+    if (result.status === WriteStatus.Written) {
+      session.remember(record, result.etag)
+      return { landed: true }
+    }
+    if (result.status !== WriteStatus.Conflict) {
+      // A settle read after a lost answer found another write: ours may be under it.
+      if (result.current && isOurs(result.current.record))
+        return { landed: true, after: result.current.record }
+      throw changed(session.key, what, result.status)
+    }
+    const { snapshot } = await session.read(deadline)
+    if (snapshot?.etag !== etag) return { landed: false, current: snapshot }
+    await session.pause(conflicts, undefined, deadline)
+    if (session.clock.now() >= deadline) {
+      throw new LockStoreError(
+        `Lock "${session.key}": ${conflicts + 1} write conflicts in a row while being ${what}; nothing was written`,
+        { key: session.key, retryable: true },
+      )
+    }
+  }
+}
+
+/** A store failure after the write was sent: it may have landed, and only a read can tell. */
+function mayHaveLanded(key: string, what: string, error: unknown): unknown {
+  if (!(error instanceof LockStoreError) || !error.retryable) return error
+  return new LockStoreError(
+    `Lock "${key}": the store kept failing while the lock was being ${what}, so the write may have been written: ` +
+      'inspect the lock before trying again',
+    { key, retryable: true, cause: error },
+  )
+}
+
+function changed(key: string, what: string, status: string): LockConflictError {
+  return refused(key, `the lock changed while being ${what} (${status})`, ConflictReason.Changed)
+}
+
+/** Equal as stored (records are read back from the JSON this library wrote, in its key order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
 }
 
 export interface ResetOptions {

@@ -60,6 +60,25 @@ export interface ReplacedRecord {
   readonly at: number
 }
 
+/**
+ * The lease an operator ended on purpose (`LockRecord.ended_by`): by `forceRelease`, or by `pause`
+ * with `now`. Kept until the next such write (acquisitions and holders' writes keep it), so that
+ * the ended run can tell it was an operator, and the operator, after a lost answer, that its own
+ * write landed even when a run wrote after it.
+ */
+export interface EndedByOperatorRecord {
+  /** The ended lease's fencing token. */
+  readonly token: number
+  /** Who held it. */
+  readonly owner: string
+  /** The operator. */
+  readonly by: string
+  /** `force-release` or `pause`; a newer writer may add others. */
+  readonly action: string
+  /** Seconds since the Unix epoch, by the store's clock, when it was ended. */
+  readonly at: number
+}
+
 /** A lock object larger than this is not a lock record (and reading it would cost memory). */
 export const MAX_RECORD_BYTES = 64 * 1024
 
@@ -109,6 +128,8 @@ export interface LockRecord {
   readonly running?: RunningRecord
   /** The last run replaced by a newer tick's run; kept until the next replacement. */
   readonly replaced?: ReplacedRecord
+  /** The last lease an operator ended (force-release, pause with `now`); kept until the next one. */
+  readonly ended_by?: EndedByOperatorRecord
   readonly [field: string]: unknown
 }
 
@@ -209,6 +230,19 @@ const optionalChecks: Record<string, (value: unknown) => boolean> = {
   history: isHistory,
   running: isRunningRecord,
   replaced: isReplacedRecord,
+  ended_by: isEndedByOperatorRecord,
+}
+
+function isEndedByOperatorRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const { token, owner, by, action, at } = value as Record<string, unknown>
+  return (
+    isCount(token) &&
+    typeof owner === 'string' &&
+    typeof by === 'string' &&
+    typeof action === 'string' &&
+    isFiniteNonNegative(at)
+  )
 }
 
 function isRunningRecord(value: unknown): boolean {

@@ -227,7 +227,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const error = await lease?.renew().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockLostError)
     expect(error).toMatchObject({
-      reason: LostReason.TakenOver,
+      reason: LostReason.ReleasedByOperator,
       token: lease?.token,
       current: { token: thief?.token, owner: 'force-released by operator' },
     })
@@ -416,7 +416,7 @@ describe('Lock (protocol core, in-memory store)', () => {
       expect(freed).toMatchObject({ expires_at: 0 })
       expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
       expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
-      await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'taken-over' })
+      await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
       expect((await leaseOf(contender('b').tryAcquire()))?.token).toBeGreaterThan(
         freed?.token ?? Number.POSITIVE_INFINITY,
       )
