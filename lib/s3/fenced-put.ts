@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import {
   HeadObjectCommand,
   PutObjectCommand,
@@ -11,6 +12,15 @@ import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
 import { type SendOptions, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
+import {
+  checkReadValidityMs,
+  DEFAULT_READ_VALIDITY_MS,
+  guardWithReadValidity,
+  type ReadValidity,
+  StaleReadError,
+  settleDelayMs,
+  startReadValidity,
+} from './read-validity.js'
 
 /** The user-metadata key (`x-amz-meta-fencing-token`) that carries the writer's token. */
 export const FENCING_TOKEN_METADATA = 'fencing-token'
@@ -35,6 +45,14 @@ export interface FencedPutOptions {
   readonly timeoutMs?: number
   /** Timeout of each S3 request, in ms. @default 5000 */
   readonly requestTimeoutMs?: number
+  /**
+   * How long, from sending its HEAD, a round may take to get its PUT to S3: a PUT not sent by
+   * then is not sent (the round reads again), and one still going is abandoned. A writer that
+   * finds its write left the etag unchanged (the object held these bytes, under a lower token)
+   * waits this long, plus 10 % and 50 ms, for stale writes still on their way, and writes again
+   * over any that landed. Give every writer of an object the same value. @default 2000
+   */
+  readonly readValidityMs?: number
   /** Abandons the write (e.g. the lease's signal); rejects with the signal's reason. */
   readonly signal?: AbortSignal
 }
@@ -85,6 +103,10 @@ type Round = (typeof Round)[keyof typeof Round]
  *
  * Costs a HEAD and a PUT, and as many more rounds as other writers (or transient S3 failures)
  * get in between, for up to `timeoutMs`. Equal tokens pass: a holder may rewrite its own output.
+ * A write of the bytes the object already holds, over a lower token, leaves the etag as it was,
+ * so `If-Match` cannot stop a stale holder that read before it: that write also waits
+ * `readValidityMs` (+10 %, +50 ms) and HEADs once more, writing again over any stale write that
+ * landed meanwhile (`read-validity.ts` says why nothing stronger exists on S3).
  */
 export async function fencedPut(options: FencedPutOptions): Promise<FencedPutResult> {
   const { bucket, key, token } = options
@@ -98,8 +120,9 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
       throw new LockOptionsError(`fencedPut: ${name} must be a positive number, got ${value}`, { key })
     }
   }
+  checkReadValidityMs(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, key)
   const deadline = Date.now() + timeoutMs
-  let hiddenOnce = false
+  const state: CallState = { deadline, hiddenOnce: false, settleOwed: false }
   let failure: LockStoreError | undefined
   for (let round = 0; ; round++) {
     const left = deadline - Date.now()
@@ -118,28 +141,43 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     }
     let outcome: FencedPutResult | Round
     try {
-      outcome = await fencedRound(options, send, hiddenOnce)
+      outcome = await fencedRound(options, send, state)
     } catch (error) {
       // A transient failure, a PUT's included: it may have landed, which the next round's HEAD shows.
       if (!(error instanceof LockStoreError) || !error.retryable) throw error
-      failure = error
-      outcome = Round.Conflict
+      // A PUT held back because its HEAD got too old: nobody failed, read again at once.
+      outcome = error.cause instanceof StaleReadError ? Round.Lost : Round.Conflict
+      if (outcome === Round.Conflict) failure = error
     }
     if (typeof outcome === 'object') return outcome
-    if (outcome === Round.Hidden) hiddenOnce = true
+    if (outcome === Round.Hidden) state.hiddenOnce = true
     if (outcome !== Round.Lost) {
       await pause(Math.min(backoffDelay(round, PAUSE), deadline - Date.now()), options.signal)
     }
   }
 }
 
+/** What one call carries from round to round. */
+interface CallState {
+  /** When the call gives up (`timeoutMs`), on the wall clock. */
+  readonly deadline: number
+  /** A create found the object though the HEAD did not: a second time means it is hidden from us. */
+  hiddenOnce: boolean
+  /**
+   * A PUT that may have landed left, or would leave, the etag as it was over a lower token: the
+   * call must settle (`settled`) before it returns, even if a later round sees its own token.
+   */
+  settleOwed: boolean
+}
+
 /** One HEAD and conditional PUT: the write, or why to look again. Throws when it never can. */
 async function fencedRound(
   options: FencedPutOptions,
   send: SendOptions,
-  hiddenOnce: boolean,
+  state: CallState,
 ): Promise<FencedPutResult | Round> {
   const { s3, bucket, key, token } = options
+  const validity = startReadValidity(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS)
   const current = await headObject(s3, send)
   const previousToken = current?.token
   if (previousToken !== undefined && previousToken > token) {
@@ -158,11 +196,21 @@ async function fencedRound(
     Metadata: { ...options.metadata, [FENCING_TOKEN_METADATA]: String(token) },
     ...condition,
   })
-  const call = await sendS3(s3, put, send)
+  const raisesToken = previousToken === undefined || previousToken < token
+  if (current && raisesToken && md5Hex(options.body) === current.etag) state.settleOwed = true
+  const validFor = Math.floor(validity.left())
+  if (validFor <= 0) return Round.Lost
+  guardWithReadValidity(put, validity)
+  const call = await sendS3(s3, put, { ...send, timeoutMs: Math.min(send.timeoutMs, validFor) })
   switch (call.kind) {
-    case 'ok':
+    case 'ok': {
       if (current) await learnFromIfMatch(s3, quoting, true, async () => false)
-      return { etag: unquote(call.output.ETag ?? ''), previousToken, output: call.output }
+      const result = { etag: unquote(call.output.ETag ?? ''), previousToken, output: call.output }
+      // The etag can also stay when it is not the body's MD5 (encryption): the answer tells.
+      if (current?.etag === result.etag && raisesToken) state.settleOwed = true
+      if (!state.settleOwed) return result
+      return (await settled(options, send, validity, state.deadline, result)) ? result : Round.Lost
+    }
     case S3ErrorKind.PreconditionFailed:
       if (current) {
         // Look again either way: the next round sends quoted etags if that was the cause.
@@ -172,7 +220,7 @@ async function fencedRound(
       }
       // The HEAD said "absent" (or 403, which hides absence) but the object exists: twice means
       // it is there and we may not read it, so its token cannot be checked.
-      if (hiddenOnce) {
+      if (state.hiddenOnce) {
         throw new LockStoreError(
           `fencedPut: s3://${bucket}/${key} exists but its HEAD is denied (s3:GetObject)`,
           { key, retryable: false, cause: call.error },
@@ -189,6 +237,35 @@ async function fencedRound(
       // 409 or 404: someone wrote (or deleted) between our HEAD and PUT: look again.
       return Round.Conflict
   }
+}
+
+/**
+ * After a write that left the etag as it was, over a lower token (or none): a stale holder that
+ * read the object before it is not stopped by `If-Match`, and may still be between its HEAD and
+ * its PUT. Each such PUT reaches S3 within its read validity (`read-validity.ts`), so wait that
+ * out, then look: still our write (or a newer one) means no stale write can land any more, since
+ * every later reader sees our token. A lower token means one landed: false, write again over it.
+ */
+async function settled(
+  options: FencedPutOptions,
+  send: SendOptions,
+  validity: ReadValidity,
+  deadline: number,
+  written: FencedPutResult,
+): Promise<boolean> {
+  // Not past the call's deadline: unsettled, the call ends with its retryable LockStoreError.
+  await pause(Math.min(settleDelayMs(validity.validityMs), deadline - Date.now()), options.signal)
+  if (Date.now() >= deadline) return false
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  const now = await headObject(options.s3, { ...send, timeoutMs })
+  if (now === undefined) return false
+  if (now.token !== undefined && now.token > options.token) return true
+  return now.etag === written.etag && now.token === options.token
+}
+
+/** A single-part etag: the MD5 of the bytes S3 stores, which are the body as sent (UTF-8 for a string). */
+function md5Hex(body: string | Uint8Array): string {
+  return createHash('md5').update(body).digest('hex')
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

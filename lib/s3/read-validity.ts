@@ -1,0 +1,92 @@
+import { LockOptionsError } from '../core/errors.js'
+
+/**
+ * How long a fenced write may trust the HEAD it read. Why the fence needs a time bound at all:
+ *
+ * `fencedPut` conditions its PUT on the etag it read, and a single-part etag is the MD5 of the
+ * body alone. A newer holder that writes the bytes the object already holds leaves the etag as it
+ * was, so a stale holder that read before that write and sends its PUT after it passes `If-Match`
+ * and turns the token back. No write can prevent this on every engine while the bytes stay the
+ * user's: a PutObject always gets the MD5 as its etag; the only other form, a multipart upload's
+ * (MD5 of the parts' MD5s, `-N`), is written by CompleteMultipartUpload, whose `If-Match` AWS
+ * honours but Ceph 16 ignores (it completes unconditionally); and even where both forms can be
+ * written conditionally, a small body has exactly these two etags, so a third write of the same
+ * bytes brings one back (A, B, A). Versioning, or a condition on anything but the etag, is not
+ * offered on PutObject. What is left is time: a stale holder is dangerous only while it sits
+ * between its HEAD and its PUT, so that gap is bounded here, and the newer holder waits it out
+ * (see `fenced-put.ts`, settle).
+ *
+ * The bound, measured from the moment the HEAD is sent: the PUT is handed to the network only
+ * while the read is valid (checked at the last step of the SDK's stack, after signing and
+ * credentials), and the PUT is abandoned (its connection closed) when the validity runs out.
+ * Elapsed time is the larger of the monotonic clock and the wall clock: a frozen Lambda's
+ * monotonic clock may not count the freeze, and its wall clock is set right on thaw.
+ */
+
+/** Default of `FencedPutOptions.readValidityMs`. */
+export const DEFAULT_READ_VALIDITY_MS = 2_000
+
+/**
+ * How long a newer holder waits after a write that left the etag unchanged, for `validityMs`:
+ * the stale holders' clocks may run a little slower than ours, and their last PUT may still be
+ * on its way to S3 when their validity ends.
+ */
+export function settleDelayMs(validityMs: number): number {
+  return Math.ceil(validityMs * 1.1) + 50
+}
+
+/** The HEAD a write was conditioned on is too old to vouch for it: read again. */
+export class StaleReadError extends Error {
+  override name = 'StaleReadError'
+}
+
+export interface ReadValidity {
+  readonly validityMs: number
+  /** Ms the read may still vouch for a write; 0 or less once it may not. */
+  left(): number
+}
+
+/** A validity that starts now: call it just before sending the HEAD. */
+export function startReadValidity(validityMs: number): ReadValidity {
+  const startedWall = Date.now()
+  const startedMono = performance.now()
+  return {
+    validityMs,
+    left: () => validityMs - Math.max(Date.now() - startedWall, performance.now() - startedMono),
+  }
+}
+
+export function checkReadValidityMs(value: number, key: string): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new LockOptionsError(`fencedPut: readValidityMs must be a positive number, got ${value}`, { key })
+  }
+  return value
+}
+
+/** The slice of Smithy's middleware stack used here, typed to avoid a dependency on @smithy/types. */
+interface FinalStack {
+  add(
+    middleware: (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>,
+    options: { step: 'deserialize'; priority: 'low'; name: string },
+  ): void
+}
+
+/**
+ * Refuses to let `command` reach the network once `validity` is spent: the last check before the
+ * request handler, so that nothing the SDK awaits (credentials, signing, a retry's backoff) can
+ * stretch the gap between the HEAD and the PUT past the bound. Each SDK attempt is checked.
+ */
+export function guardWithReadValidity(
+  command: { readonly middlewareStack: unknown },
+  validity: ReadValidity,
+): void {
+  ;(command.middlewareStack as FinalStack).add(
+    (next) => async (args) => {
+      if (validity.left() <= 0) {
+        throw new StaleReadError(`the HEAD is older than ${validity.validityMs} ms; not sent`)
+      }
+      return next(args)
+    },
+    { step: 'deserialize', priority: 'low', name: 'lambdaSingletonReadValidity' },
+  )
+}
