@@ -1,0 +1,287 @@
+import {
+  LockConflictError,
+  LockLostError,
+  LockStoreError,
+  LockTimeoutError,
+} from '../../lib/core/errors.js'
+import { keepAlive } from '../../lib/core/heartbeat.js'
+import type { Lease } from '../../lib/core/lease.js'
+import { Lock } from '../../lib/core/lock.js'
+import { AcquireStatus } from '../../lib/core/lock-options.js'
+import { withSingleton } from '../../lib/lambda/with-singleton.js'
+import { LockHeldError } from '../../lib/lifecycle/errors.js'
+import { silentLogger } from '../../lib/lifecycle/logger.js'
+import { OnHeld } from '../../lib/lifecycle/options.js'
+import type { Oracle } from './oracle.js'
+import type { SimStore } from './sim-store.js'
+import type { SimProcess, World } from './world.js'
+
+/** What every actor is given: the world, the store, the oracle, the key, and when to stop. */
+export interface Stage {
+  readonly world: World
+  readonly store: SimStore
+  readonly oracle: Oracle
+  readonly key: string
+  readonly marginMs: number
+  /** True time after which actors start nothing new. */
+  readonly endAt: number
+  readonly trace: (line: string) => void
+}
+
+/** A handler's own failure, which the lifecycle hands back after releasing. */
+class JobFailed extends Error {
+  override name = 'JobFailed'
+}
+
+/** Errors a contender meets under faults and contention, and handles: anything else is a bug. */
+function expected(error: unknown): boolean {
+  return (
+    error instanceof LockStoreError ||
+    error instanceof LockLostError ||
+    error instanceof LockTimeoutError ||
+    error instanceof LockConflictError ||
+    error instanceof LockHeldError ||
+    error instanceof JobFailed ||
+    (error instanceof Error && error.name === 'AbortError') ||
+    (error instanceof Error && error.name === 'LockClockError')
+  )
+}
+
+function unexpected(stage: Stage, who: string, error: unknown): void {
+  if (expected(error)) return
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  stage.oracle.fail('errors', `${who} failed with an error no caller can handle: ${text}`)
+}
+
+/** The work under a lease: a few steps, each stopping at once when the lease's signal aborts. */
+async function work(stage: Stage, process: SimProcess, signal: AbortSignal, maxStepMs: number): Promise<void> {
+  const { random } = stage.world
+  const steps = random.int(1, 4)
+  for (let step = 0; step < steps; step++) {
+    if (signal.aborted) return
+    await process.clock.sleep(random.int(50, maxStepMs), signal).catch(() => undefined)
+  }
+}
+
+function newLock(stage: Stage, process: SimProcess, owner: string, ttlMs: number, historySize = 0): Lock {
+  return new Lock({
+    store: stage.store.for(process),
+    key: stage.key,
+    owner,
+    ttlMs,
+    clockSkewMarginMs: stage.marginMs,
+    clock: process.clock,
+    random: () => stage.world.random.next(),
+    historySize,
+  })
+}
+
+/**
+ * The core `Lock`, taken with `tryAcquire` and released by hand, with or without a heartbeat;
+ * `calls` concurrent loops share the one instance (a module-level lock in a server).
+ */
+export function coreContender(
+  stage: Stage,
+  process: SimProcess,
+  options: { calls: number; heartbeat: boolean; ttlMs: number },
+): Promise<void>[] {
+  const lock = newLock(stage, process, `${process.name}/owner`, options.ttlMs, stage.world.random.int(0, 3))
+  const loop = async (call: number) => {
+    const who = `${process.name}#${call}`
+    while (stage.world.now < stage.endAt) {
+      await process.clock.sleep(stage.world.random.int(0, 2_000))
+      let lease: Lease | undefined
+      try {
+        const acquisition = await lock.tryAcquire({ waitMs: stage.world.random.int(0, 3_000) })
+        if (acquisition.status !== AcquireStatus.Acquired) continue
+        lease = acquisition.lease
+        stage.oracle.handOut(lease, process, who)
+        stage.trace(`${who} acquired token ${lease.token}`)
+        const stop = options.heartbeat
+          ? keepAlive(lease, { everyMs: Math.floor(options.ttlMs / 3), clock: process.clock })
+          : () => {}
+        await work(stage, process, lease.signal, options.heartbeat ? options.ttlMs : options.ttlMs / 4)
+        stop()
+        if (stage.world.random.chance(0.3)) await lease.saveCheckpoint({ step: call })
+        await lease.release()
+        stage.trace(`${who} released token ${lease.token}`)
+      } catch (error) {
+        unexpected(stage, who, error)
+      }
+    }
+  }
+  return Array.from({ length: options.calls }, (_, call) => loop(call))
+}
+
+/** `lock.runExclusive`: acquired, renewed and released for the routine. */
+export async function exclusiveContender(
+  stage: Stage,
+  process: SimProcess,
+  options: { ttlMs: number },
+): Promise<void> {
+  const lock = newLock(stage, process, `${process.name}/owner`, options.ttlMs)
+  while (stage.world.now < stage.endAt) {
+    await process.clock.sleep(stage.world.random.int(0, 2_000))
+    try {
+      await lock.runExclusive(
+        async (lease) => {
+          stage.oracle.handOut(lease, process, process.name)
+          stage.trace(`${process.name} acquired token ${lease.token}`)
+          await work(stage, process, lease.signal, options.ttlMs)
+        },
+        { waitMs: stage.world.random.int(0, 3_000) },
+      )
+    } catch (error) {
+      unexpected(stage, process.name, error)
+    }
+  }
+}
+
+/** A scheduled tick: its id (the scheduled time) and when it is due, by true time. */
+export interface Tick {
+  readonly id: string
+  readonly due: number
+}
+
+/**
+ * A Lambda function behind `withSingleton`: invocations arrive on ticks (sometimes twice, sometimes
+ * with the same request id in one process, as Lambda Managed Instances run them), each with an
+ * invocation deadline after which Lambda ends the process.
+ */
+export class LambdaFunction {
+  #process: SimProcess
+  #handler: (event: unknown, context: object) => Promise<unknown>
+  #instance = 0
+
+  constructor(
+    readonly stage: Stage,
+    readonly name: string,
+    readonly options: { onHeld: OnHeld; ttlMs: number | undefined; timeoutMs: number; historySize: number },
+  ) {
+    this.#process = this.#newProcess()
+    this.#handler = this.#wrap()
+  }
+
+  get process(): SimProcess {
+    return this.#process
+  }
+
+  /** Invokes the function for `tick` (request id `requestId`), in its current process. */
+  async invoke(tick: Tick, requestId: string): Promise<void> {
+    const { stage } = this
+    if (!this.#process.alive) this.#restart()
+    const process = this.#process
+    const deadline = process.clock.now() + this.options.timeoutMs
+    const context = {
+      functionName: this.name,
+      awsRequestId: requestId,
+      getRemainingTimeInMillis: () => Math.max(0, deadline - process.clock.now()),
+    }
+    // Lambda ends an invocation that outlives its timeout by ending its process.
+    const kill = process.clock.schedule(this.options.timeoutMs, () => {
+      stage.trace(`${process.name} timed out on ${tick.id}: Lambda ends the process`)
+      process.crash()
+    })
+    try {
+      await this.#handler({ time: tick.id }, context)
+    } catch (error) {
+      unexpected(stage, process.name, error)
+    } finally {
+      kill()
+    }
+  }
+
+  #newProcess(): SimProcess {
+    const { random } = this.stage.world
+    return this.stage.world.process(
+      `${this.name}.${this.#instance++}`,
+      random.int(-30_000, 30_000),
+      (random.next() - 0.5) * 0.002,
+    )
+  }
+
+  #restart(): void {
+    this.#process = this.#newProcess()
+    this.#handler = this.#wrap()
+  }
+
+  #wrap(): (event: unknown, context: object) => Promise<unknown> {
+    const { stage } = this
+    const process = this.#process
+    const replaceable = this.options.onHeld === OnHeld.Replace
+    return withSingleton(
+      async (_event, context) => {
+        const handle = context.singleton
+        stage.oracle.handOut(handle.lease, process, `${process.name}/${context.awsRequestId}`)
+        stage.trace(`${process.name} runs ${handle.tick} with token ${handle.token}`)
+        await work(stage, process, handle.signal, this.options.ttlMs ?? 3_000)
+        if (stage.world.random.chance(0.3)) await handle.saveCheckpoint({ at: handle.tick ?? null })
+        if (stage.world.random.chance(0.2)) throw new JobFailed()
+        return 'done'
+      },
+      {
+        store: stage.store.for(process),
+        key: stage.key,
+        keyPrefix: '',
+        onHeld: this.options.onHeld,
+        ...(this.options.ttlMs !== undefined && { ttlMs: this.options.ttlMs }),
+        ...(replaceable && { ttlMs: this.options.ttlMs ?? 9_000 }),
+        clockSkewMarginMs: stage.marginMs,
+        historySize: this.options.historySize,
+        clock: process.clock,
+        logger: silentLogger,
+        metrics: false,
+        tickId: (event: { time: string }) => event.time,
+      },
+    ) as (event: unknown, context: object) => Promise<unknown>
+  }
+}
+
+/** An operator at a terminal: pause, resume, force-release, pause --now, reset --back-to-clock. */
+export async function operator(stage: Stage, everyMs: number): Promise<void> {
+  const { world, oracle } = stage
+  let call = 0
+  while (world.now < stage.endAt) {
+    const process = world.process(`operator.${call++}`, world.random.int(-30_000, 30_000))
+    oracle.operator(process.name)
+    await new Promise<void>((resolve) => world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve))
+    const lock = newLock(stage, process, `operator@host/${call}`, 10_000)
+    const action = world.random.pick(['pause', 'resume', 'resume', 'force-release', 'pause-now'] as const)
+    const before = stage.store.log.length
+    try {
+      let wrote: boolean
+      if (action === 'pause') wrote = (await lock.pause({ note: 'sim' })) !== null
+      else if (action === 'pause-now') wrote = (await lock.pause({ now: true })) !== null
+      else if (action === 'resume') wrote = (await lock.resume()) !== null
+      else wrote = (await lock.forceRelease()) !== null
+      stage.trace(`${process.name} ${action}: ${wrote ? 'written' : 'nothing to do'}`)
+    } catch (error) {
+      unexpected(stage, process.name, error)
+      // I5: an operator told that nothing was written must not have written anything.
+      if (error instanceof LockStoreError || error instanceof LockConflictError) {
+        const landed = stage.store.log.slice(before).some((write) => write.by === process.name)
+        if (landed && /nothing was written|try again/i.test(error.message)) {
+          oracle.fail('I5', `${process.name} ${action} was told "${error.message}", but its write landed`)
+        }
+      }
+    }
+  }
+}
+
+/** An outside writer: deletes the object, or writes an old record back. */
+export async function tamperer(stage: Stage, everyMs: number): Promise<void> {
+  const { world, store } = stage
+  while (world.now < stage.endAt) {
+    await new Promise<void>((resolve) => world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve))
+    if (world.now >= stage.endAt) return
+    const old = store.log.filter((write) => write.body !== undefined)
+    if (world.random.chance(0.5) || old.length === 0) {
+      store.delete(stage.key)
+      stage.trace('outside: deleted the lock object')
+    } else {
+      const write = world.random.pick(old)
+      store.writeBack(stage.key, write.body as string)
+      stage.trace(`outside: wrote back the record of ${write.by} at ${write.at}`)
+    }
+  }
+}

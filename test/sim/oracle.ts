@@ -1,0 +1,187 @@
+import type { Lease } from '../../lib/core/lease.js'
+import type { SimStore } from './sim-store.js'
+import type { SimProcess, World } from './world.js'
+
+/** A broken promise of docs/guarantees.md, with when and what. */
+export interface Violation {
+  readonly invariant: string
+  readonly at: number
+  readonly message: string
+}
+
+/** Why a live lease may overlap another (docs/guarantees.md, the admitted windows). */
+const Excuse = {
+  /** W1: replaced by a newer tick's run; bounded by how often the run watches. */
+  Replaced: 'replaced',
+  /** W1: an operator's force-release or pause --now. */
+  Operator: 'operator',
+  /** W2: the object was deleted or an old record written back from outside. */
+  Outside: 'outside',
+} as const
+type Excuse = (typeof Excuse)[keyof typeof Excuse]
+
+interface Handed {
+  readonly lease: Lease
+  readonly process: SimProcess
+  readonly label: string
+  readonly handedAt: number
+  /** Its release landed: the run is over, whether or not the answer reached it yet. */
+  released?: boolean
+  superseded?: { readonly at: number; readonly excuse: Excuse | undefined; readonly by: string }
+}
+
+/** Longest a replaced run may go on (W1): the watch period, a round trip, and its store retries. */
+export const REPLACED_STOP_BOUND_MS = 12_000
+
+/**
+ * The global view: every lease handed out, and the store's log. After each event it checks the
+ * invariants of docs/guarantees.md that can be judged at that moment.
+ */
+export class Oracle {
+  readonly violations: Violation[] = []
+  readonly #handed: Handed[] = []
+  #highestHanded = 0
+  #logSeen = 0
+  readonly #reported = new Set<string>()
+  /** Tokens each process wrote as an acquisition, so that supersession can be told apart. */
+  readonly #operators = new Set<string>()
+
+  constructor(
+    readonly world: World,
+    readonly store: SimStore,
+    readonly key: string,
+  ) {}
+
+  /** Writes by `processName` are an operator's. */
+  operator(processName: string): void {
+    this.#operators.add(processName)
+  }
+
+  fail(invariant: string, message: string): void {
+    this.violations.push({ invariant, at: this.world.now, message })
+  }
+
+  /** A lease was handed out to `process` (I2: in token order, unless already over at the store). */
+  handOut(lease: Lease, process: SimProcess, label: string): void {
+    this.#observeLog()
+    const entry: Handed = { lease, process, label, handedAt: this.world.now }
+    this.#handed.push(entry)
+    const current = this.#storedToken()
+    const stillCurrent = current === lease.token
+    if (lease.token <= this.#highestHanded && stillCurrent) {
+      this.fail(
+        'I2',
+        `${label} was handed token ${lease.token} after token ${this.#highestHanded}, and it is still the stored one`,
+      )
+    }
+    if (!stillCurrent && entry.superseded === undefined) {
+      // Over at the store already (W1, W2): the last write is the one that ended it.
+      const last = this.store.log.at(-1)
+      this.#supersede(entry, last?.by, last?.kind, last?.body, last?.at)
+    }
+    // Over at the store before it was handed out, though its holder had heard its write landed:
+    // it held the lease back (waiting for its token) while someone replaced or freed it.
+    const own = this.store.log.find(
+      (write) => write.by === process.name && write.body !== undefined && tokenOf(write.body) === lease.token,
+    )
+    const over = entry.superseded
+    if (over && own?.answeredAt !== undefined && over.at > own.answeredAt) {
+      this.fail(
+        'I2',
+        `${label} was handed token ${lease.token} ${this.world.now - over.at} ms after ${over.by} had ` +
+          `ended it at the store, though its write's answer had come ${over.at - own.answeredAt} ms before that`,
+      )
+    }
+    this.#highestHanded = Math.max(this.#highestHanded, lease.token)
+  }
+
+  /** I1 after each event: at most one lease live for its holder, but for the admitted windows. */
+  check(): void {
+    this.#observeLog()
+    const live: Handed[] = []
+    for (const entry of this.#handed) {
+      const { lease, process } = entry
+      if (!process.alive || entry.released || !lease.isHeld || lease.remainingMs <= 0) continue
+      const excuse = entry.superseded?.excuse
+      if (excuse === Excuse.Replaced && this.world.now - (entry.superseded?.at ?? 0) > REPLACED_STOP_BOUND_MS) {
+        this.fail(
+          'I1/W1',
+          `${entry.label} (token ${lease.token}) was replaced by ${entry.superseded?.by} ` +
+            `${this.world.now - (entry.superseded?.at ?? 0)} ms ago and still holds its lease`,
+        )
+        entry.superseded = { ...(entry.superseded as NonNullable<Handed['superseded']>), excuse: undefined }
+      }
+      if (excuse === undefined || entry.superseded?.excuse === undefined) live.push(entry)
+    }
+    if (live.length > 1) {
+      const who = live.map((entry) => `${entry.label} (token ${entry.lease.token})`).join(' and ')
+      if (!this.#reported.has(who)) this.fail('I1', `two live leases at once: ${who}`)
+      this.#reported.add(who)
+    }
+    // Forget what can never be live again.
+    for (let i = this.#handed.length - 1; i >= 0; i--) {
+      const entry = this.#handed[i] as Handed
+      if (!entry.process.alive || !entry.lease.isHeld || entry.lease.remainingMs <= 0) this.#handed.splice(i, 1)
+    }
+  }
+
+  /** The token of the stored record, or undefined (absent or not a record). */
+  #storedToken(): number | undefined {
+    const object = this.store.peek(this.key)
+    if (!object) return undefined
+    try {
+      return (JSON.parse(object.body) as { token?: number }).token
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Marks the leases whose record a write since the last look overwrote, with the window that excuses it. */
+  #observeLog(): void {
+    const log = this.store.log
+    for (; this.#logSeen < log.length; this.#logSeen++) {
+      const write = log[this.#logSeen]
+      if (!write) continue
+      const token = write.body === undefined ? undefined : tokenOf(write.body)
+      for (const entry of this.#handed) {
+        if (token === entry.lease.token && write.body !== undefined && isReleased(write.body)) {
+          entry.released = true
+        }
+        if (entry.superseded !== undefined || token === entry.lease.token) continue
+        this.#supersede(entry, write.by, write.kind, write.body, write.at)
+      }
+    }
+  }
+
+  #supersede(entry: Handed, by = 'unknown', kind = 'replace', body?: string, at = this.world.now): void {
+    let excuse: Excuse | undefined
+    if (kind === 'delete' || kind === 'write-back') excuse = Excuse.Outside
+    else if (this.#operators.has(by)) excuse = Excuse.Operator
+    else if (body !== undefined && replacedTokenOf(body) === entry.lease.token) excuse = Excuse.Replaced
+    entry.superseded = { at, excuse, by }
+  }
+}
+
+function tokenOf(body: string): number | undefined {
+  try {
+    return (JSON.parse(body) as { token?: number }).token
+  } catch {
+    return undefined
+  }
+}
+
+function isReleased(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { expires_at?: number }).expires_at === 0
+  } catch {
+    return false
+  }
+}
+
+function replacedTokenOf(body: string): number | undefined {
+  try {
+    return (JSON.parse(body) as { replaced?: { token?: number } }).replaced?.token
+  } catch {
+    return undefined
+  }
+}
