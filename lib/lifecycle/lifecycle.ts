@@ -17,7 +17,7 @@ import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
 import { SingletonRun } from './run.js'
 import { lateSkipResult, pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
-import { isNewerTick, isTickDone, tickAgeMs, tickIdOf } from './tick.js'
+import { isNewerTick, isTickDone, tickAgeMs, tickAheadMs, tickIdOf } from './tick.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
 export type RunStart =
@@ -30,6 +30,12 @@ interface AttemptAt {
   readonly tick: string | undefined
   readonly waitMs: number
 }
+
+/**
+ * How far `acquired_at` (the store's clock, estimated from `Date` headers of 1 s resolution) may
+ * be behind the true time: a tick is judged ahead only beyond the clock-skew margin and this.
+ */
+const ACQUIRED_AT_UNCERTAINTY_MS = 1_000
 
 /** Locks kept per lifecycle (per key), so warm invocations re-acquire with one request. */
 const MAX_CACHED_LOCKS = 256
@@ -119,9 +125,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     { key, tick, waitMs }: AttemptAt,
   ): RunStart {
     const config = this.#config
+    const ahead = this.#aheadOfStore(tick, lease.record)
     const run = new SingletonRun(lease, {
       key,
       tick,
+      // Recorded, a tick that has not come would mark every other host's ticks until then as done.
+      recordTick: ahead === undefined,
       timing,
       clock: this.#clock,
       report,
@@ -129,7 +138,15 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       pauseAfterFailures: config.pauseAfterFailures,
     })
     this.#active.add(run)
-    report('info', 'lock acquired', {
+    const [level, message] =
+      ahead === undefined
+        ? (['info', 'lock acquired'] as const)
+        : ([
+            'warn',
+            `lock acquired for a tick ${Math.round(ahead / 1000)} s ahead of the store's clock: this ` +
+              "host's clock is fast; the run goes on, but its tick is not recorded as done",
+          ] as const)
+    report(level, message, {
       outcome: Outcome.Acquired,
       key,
       token: lease.token,
@@ -141,6 +158,18 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       }),
     })
     return { status: 'running', run }
+  }
+
+  /**
+   * How far `tick` is ahead of the store's clock when it was acquired for, if it has not come
+   * yet. Judged by `acquired_at`, which the acquisition wrote from the store's clock: the host's
+   * own clock, which the tick may have been taken from, may be the fast one.
+   */
+  #aheadOfStore(tick: string | undefined, record: LockRecord): number | undefined {
+    const acquiredAt = record.acquired_at
+    if (tick === undefined || acquiredAt === undefined) return undefined
+    const marginMs = this.#config.clockSkewMarginMs + ACQUIRED_AT_UNCERTAINTY_MS
+    return tickAheadMs(tick, acquiredAt * 1000, marginMs)
   }
 
   /**

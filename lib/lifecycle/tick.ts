@@ -51,6 +51,16 @@ export function tickAgeMs(tick: string, now: number): number | undefined {
 }
 
 /**
+ * How far `tick` is ahead of the store's clock (`storeNow`, ms), when by more than `marginMs`:
+ * a tick that has not come yet, so it was taken from a clock that is fast (a cron host's
+ * `--tick "$(date …)"`). `undefined` when it is not that far ahead, or is not a time.
+ */
+export function tickAheadMs(tick: string, storeNow: number, marginMs: number): number | undefined {
+  const age = tickAgeMs(tick, storeNow)
+  return age !== undefined && -age > marginMs ? -age : undefined
+}
+
+/**
  * Only ISO 8601 times compare by time: `Date.parse` reads dates into many other strings. (The
  * pattern lives in the function, not in a module constant, so that mutation testing can tell
  * which tests reach it instead of running the whole suite for each change to it.)
