@@ -7,7 +7,7 @@ import { countFailures } from './failures.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
 import { Outcome } from './outcome.js'
-import { asError, lossReport, type Report } from './reporter.js'
+import { asError, type Report } from './reporter.js'
 
 export interface RunSettings {
   readonly key: string
@@ -190,12 +190,20 @@ export class SingletonRun {
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
     this.#controller.abort(error)
-    const { level, message, outcome, fields } = lossReport(error)
+    // A replacement is the policy at work (onHeld: 'replace'), not an accident: a warning.
+    const [level, message, outcome] =
+      error?.reason === LostReason.Replaced
+        ? (['warn', 'replaced by a run of a newer tick; its signal is aborted', Outcome.Replaced] as const)
+        : ([
+            'error',
+            'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
+            Outcome.Lost,
+          ] as const)
     this.#settings.report(level, message, {
       outcome,
       key: this.#settings.key,
       token: this.#lease.token,
-      ...fields,
+      ...(error?.current && { owner: error.current.owner }),
       ...(this.#settings.tick && { tick: this.#settings.tick }),
       ...(error && { error }),
     })
