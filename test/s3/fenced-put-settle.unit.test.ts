@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto'
+import type { S3Client } from '@aws-sdk/client-s3'
+import { describe, expect, it } from 'vitest'
+import { fencedPut } from '../../lib/s3/index.js'
+
+/**
+ * One object in memory behind `send`, as S3 keeps it: the etag is the body's MD5, so the same bytes
+ * keep it. `lose` names the PutObjects (by count) whose answer is lost after they land.
+ */
+function stubS3(lose: ReadonlySet<number> = new Set()) {
+  let object: { body: string; etag: string; token: string } | undefined
+  const sent: string[] = []
+  let puts = 0
+  const client = {
+    async send(command: { constructor: { name: string }; input: Record<string, unknown> }) {
+      const name = command.constructor.name.replace(/Command$/, '')
+      sent.push(name)
+      const input = command.input as {
+        Body?: string
+        IfMatch?: string
+        IfNoneMatch?: string
+        Metadata?: Record<string, string>
+      }
+      if (name === 'HeadObject') {
+        if (!object)
+          throw Object.assign(new Error('NotFound'), { name: 'NotFound', $metadata: { httpStatusCode: 404 } })
+        return { ETag: `"${object.etag}"`, Metadata: { 'fencing-token': object.token } }
+      }
+      const fails = input.IfNoneMatch ? object !== undefined : input.IfMatch !== object?.etag
+      if (fails) {
+        throw Object.assign(new Error('PreconditionFailed'), {
+          name: 'PreconditionFailed',
+          $metadata: { httpStatusCode: 412 },
+        })
+      }
+      const body = String(input.Body)
+      object = {
+        body,
+        etag: createHash('md5').update(body).digest('hex'),
+        token: input.Metadata?.['fencing-token'] ?? '',
+      }
+      if (lose.has(++puts)) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })
+      return { ETag: `"${object.etag}"` }
+    },
+  }
+  return { s3: client as unknown as S3Client, sent, current: () => object }
+}
+
+describe('fencedPut settling a write that left the etag unchanged (in memory)', () => {
+  it('still waits and looks again when the answer to that write was lost and the next round finds its own token', async () => {
+    const stub = stubS3(new Set([2]))
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 100 })
+    stub.sent.length = 0
+    const began = Date.now()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 300, readValidityMs: 200 })
+    expect(stub.sent).toEqual(['HeadObject', 'PutObject', 'HeadObject', 'PutObject', 'HeadObject'])
+    expect(Date.now() - began).toBeGreaterThanOrEqual(270)
+    expect(stub.current()?.token).toBe('300')
+  })
+
+  it('does not wait when the same token rewrites its own bytes', async () => {
+    const stub = stubS3()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 7 })
+    stub.sent.length = 0
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 7, readValidityMs: 5_000 })
+    expect(stub.sent).toEqual(['HeadObject', 'PutObject'])
+  })
+
+  it.each([0, -1, Number.NaN])(
+    'refuses a readValidityMs of %s before any request',
+    async (readValidityMs) => {
+      const stub = stubS3()
+      await expect(
+        fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'x', token: 1, readValidityMs }),
+      ).rejects.toMatchObject({ name: 'LockOptionsError' })
+      expect(stub.sent).toEqual([])
+    },
+  )
+})
