@@ -22,6 +22,12 @@ export const Outcome = {
    * aborted, and its renewals, release and fenced writes are refused.
    */
   Replaced: 'replaced',
+  /**
+   * An operator ended the lease on purpose while the handler ran (force-release, or pause with
+   * `now`): its signal aborted, and its renewals, release and fenced writes are refused. No
+   * accident: it is not counted as a lost lease.
+   */
+  ReleasedByOperator: 'released-by-operator',
   /** The handler ended but the release failed: the lock stays held until its lease expires. */
   ReleaseFailed: 'release-failed',
   /** The lock could not be used at all (store unreachable, corrupted record, bad key), or a heartbeat failed. */
@@ -52,5 +58,7 @@ export interface OutcomeEvent {
   readonly tickAgeMs?: number
   /** On `acquired` by a replacement: the run it replaced (`onHeld: 'replace'`). */
   readonly replaced?: { readonly owner: string; readonly token: number; readonly tick?: string | undefined }
+  /** On `released-by-operator`: the operator who ended the lease. */
+  readonly operator?: string
   readonly error?: Error
 }

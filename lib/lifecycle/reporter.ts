@@ -1,7 +1,8 @@
+import { type LockLostError, LostReason } from '../core/errors.js'
 import type { SingletonLogger } from './logger.js'
-import type { OutcomeEvent } from './outcome.js'
+import { Outcome, type OutcomeEvent } from './outcome.js'
 
-type Level = 'info' | 'warn' | 'error'
+export type Level = 'info' | 'warn' | 'error'
 
 /** Writes one log line per outcome and hands the same event to `onOutcome`. */
 export type Report = (level: Level, message: string, event: OutcomeEvent) => void
@@ -19,4 +20,45 @@ export function reporter(
 
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
+}
+
+/** How a run reports the end of its lease: its level, its line, its outcome and what it names. */
+export interface LossReport {
+  readonly level: Level
+  readonly message: string
+  readonly outcome: Outcome
+  readonly fields: Pick<OutcomeEvent, 'owner' | 'operator'>
+}
+
+/**
+ * The report of a lease that ended under its run, chosen by why: a replacement by a newer tick
+ * and an operator's takeover are done on purpose, warnings with outcomes of their own; anything
+ * else is an accident that may have let runs overlap, an error counted as a lost lease.
+ */
+export function lossReport(error: LockLostError | undefined): LossReport {
+  const owner = error?.current && { owner: error.current.owner }
+  if (error?.reason === LostReason.Replaced) {
+    return {
+      level: 'warn',
+      message: 'replaced by a run of a newer tick; its signal is aborted',
+      outcome: Outcome.Replaced,
+      fields: { ...owner },
+    }
+  }
+  const operator = error?.reason === LostReason.ReleasedByOperator ? error.current?.ended_by?.by : undefined
+  if (operator !== undefined) {
+    const how = error?.current?.ended_by?.action === 'pause' ? 'pause --now' : 'force-release'
+    return {
+      level: 'warn',
+      message: `released by operator ${operator} (${how}); its signal is aborted, its fenced writes are refused`,
+      outcome: Outcome.ReleasedByOperator,
+      fields: { ...owner, operator },
+    }
+  }
+  return {
+    level: 'error',
+    message: 'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
+    outcome: Outcome.Lost,
+    fields: { ...owner },
+  }
 }

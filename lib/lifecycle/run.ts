@@ -7,7 +7,7 @@ import { countFailures } from './failures.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
 import { Outcome } from './outcome.js'
-import { asError, type Report } from './reporter.js'
+import { asError, lossReport, type Report } from './reporter.js'
 
 export interface RunSettings {
   readonly key: string
@@ -190,20 +190,12 @@ export class SingletonRun {
     const covering = this.#settings.timing.covers === 'invocation'
     if (covering && error?.reason === LostReason.Expired && this.overdue) return
     this.#controller.abort(error)
-    // A replacement is the policy at work (onHeld: 'replace'), not an accident: a warning.
-    const [level, message, outcome] =
-      error?.reason === LostReason.Replaced
-        ? (['warn', 'replaced by a run of a newer tick; its signal is aborted', Outcome.Replaced] as const)
-        : ([
-            'error',
-            'LEASE LOST: another run may have overlapped this one; only fenced writes are safe',
-            Outcome.Lost,
-          ] as const)
+    const { level, message, outcome, fields } = lossReport(error)
     this.#settings.report(level, message, {
       outcome,
       key: this.#settings.key,
       token: this.#lease.token,
-      ...(error?.current && { owner: error.current.owner }),
+      ...fields,
       ...(this.#settings.tick && { tick: this.#settings.tick }),
       ...(error && { error }),
     })

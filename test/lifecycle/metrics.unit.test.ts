@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   type InvocationContext,
+  Lock,
   LockOptionsError,
   type SingletonOptions,
   withSingleton,
@@ -194,6 +195,21 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     await clock.run(handler({}, context()))
     expect(metrics().filter((m) => 'Lost' in m)).toEqual([{ Lost: [1, 'Count'] }])
     expect(metrics().some((m) => 'HeldMs' in m)).toBe(false) // never released
+  })
+
+  it('does not count a lease an operator force-released as lost: the lost-lease alarm is for accidents', async () => {
+    const { clock, store, wrap, context, metrics, metricsOptions } = metricsWorld()
+    const operator = new Lock({ store: store.memory, key: KEY, owner: 'alice@ops', clock })
+    const handler = wrap(
+      async (_e, ctx) => {
+        await operator.forceRelease()
+        await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
+      },
+      metricsOptions({ ttlMs: 6_000, clockSkewMarginMs: 1_000 }),
+    )
+    await clock.run(handler({}, context()))
+    expect(metrics().some((m) => 'Lost' in m)).toBe(false)
+    expect(metrics()).toHaveLength(1) // the acquisition's
   })
 
   it('counts a completed run, and not a run whose handler threw (both are released, both measured)', async () => {

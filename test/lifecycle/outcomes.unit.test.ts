@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { Lock } from '../../lib/index.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 
@@ -189,6 +190,49 @@ describe('outcomes and log lines', () => {
     })
     expect(lines[1]?.level).toBe('error')
   })
+
+  it.each([
+    [
+      'force-released',
+      (lock: Lock) => lock.forceRelease(),
+      'force-released by alice@ops',
+      /alice@ops ended it \(force-release\)/,
+    ],
+    [
+      'paused with now',
+      (lock: Lock) => lock.pause({ now: true }),
+      'paused by alice@ops',
+      /alice@ops paused the job with --now/,
+    ],
+  ])(
+    'a lease an operator %s is a warning naming the operator, its own outcome, not a lost lease',
+    async (_, end, owner, how) => {
+      const { clock, store, wrap, context, outcomes, lines } = world()
+      const operator = new Lock({ store: store.memory, key: KEY, owner: 'alice@ops', clock })
+      const handler = wrap(
+        async (_e, ctx) => {
+          await end(operator)
+          await new Promise((resolve) => ctx.singleton.signal.addEventListener('abort', resolve))
+        },
+        { ttlMs: 6_000, clockSkewMarginMs: 1_000 },
+      )
+      await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+      expect(outcomes[1]).toEqual({
+        outcome: 'released-by-operator',
+        key: KEY,
+        token: expect.any(Number),
+        owner,
+        operator: 'alice@ops',
+        tick: '2026-11-21T03:00:00Z',
+        error: expect.objectContaining({ name: 'LockLostError', reason: 'released-by-operator' }),
+      })
+      expect(lines[1]?.level).toBe('warn')
+      expect(lines[1]?.message).toMatch(/^released by operator alice@ops/)
+      expect(lines[1]?.message).not.toMatch(/LEASE LOST/)
+      expect(lines[1]?.fields.error).toMatchObject({ message: expect.stringMatching(how) })
+      expect(outcomes.some((o) => o.outcome === 'lost')).toBe(false)
+    },
+  )
 
   it('a lease that ran out names no new holder', async () => {
     const { clock, store, wrap, context, outcomes } = world()

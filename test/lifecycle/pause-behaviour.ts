@@ -115,7 +115,9 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       const token = record().token
       await operator.pause({ now: true, note: 'stop it' })
       await clock.run(running)
-      expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'lost'])
+      // The operator's doing, not an accident: its own outcome, naming who.
+      expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'released-by-operator'])
+      expect(outcomes[1]).toMatchObject({ operator: 'alice@ops' })
       expect(record()).toMatchObject({
         expires_at: 0,
         owner: 'paused by alice@ops',
