@@ -3,11 +3,10 @@
  * Fargate task, a Kubernetes CronJob, cron on several hosts). A third thin adapter over the run
  * lifecycle that `singleton()` and `withSingleton()` use: the lifecycle names the owner, acquires
  * (waiting, skipping a tick that completed), heartbeats, reports and releases; this file only
- * runs the command, passes signals on to it, and stops it when the lease is lost.
+ * runs the command (process-group.ts: the command and all it starts), passes signals on to it,
+ * and stops it when the lease is lost.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { constants } from 'node:os'
 import { LockLostError, LostReason } from '../core/errors.js'
 import type { InvocationContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
@@ -18,6 +17,7 @@ import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
 import type { CommandContext } from './commands.js'
 import { type ExecLine, ExecOnHeld } from './exec-args.js'
 import { ExitCode } from './exit-codes.js'
+import { ProcessGroup, type Shortfall } from './process-group.js'
 
 /** What the command finds in its environment, besides everything the wrapper had. */
 export const EXEC_ENV = {
@@ -34,6 +34,11 @@ export const EXEC_ENV = {
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 let forwarding = 0
+
+const DELIBERATE_LOSS: Readonly<Record<string, string>> = {
+  [LostReason.Replaced]: 'replaced by a run of a newer tick',
+  [LostReason.ReleasedByOperator]: 'released by an operator',
+}
 
 /**
  * Whether a command is running under `exec`, which then passes the process's SIGINT and SIGTERM
@@ -79,17 +84,46 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
   const start = await lifecycle.begin(undefined, invocation)
   if (start.status === 'skipped') return skipCode(start.result, settings)
   const { run } = start
-  if (context.signal?.aborted) {
-    // Stopped while acquiring: give the lock back without running anything.
-    await lifecycle.end(run, false)
-    return ExitCode.Interrupted
-  }
+  // No await between this look and supervise's taking over the signals: none can slip between.
+  if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
   const ended = await supervise(run, settings, context.err)
   const fields = { key: line.key, token: run.handle.token, status: ended.status, lost: ended.lost }
   context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
+  // A takeover between two renewals is found by the release: the run overlapped another all the same.
+  const lost = ended.lost || run.handle.lease.isLost
   // The command's own status passes through: any number 0-255, not only the CLI's own codes.
-  return ended.lost ? ExitCode.Lost : (ended.status as ExitCode)
+  return lost ? ExitCode.Lost : (ended.status as ExitCode)
+}
+
+/**
+ * Stopped while acquiring (SIGINT, SIGTERM): the lock is given back with no run recorded. The
+ * command never started, so nothing failed, and a failed run would count towards
+ * `--pause-after-failures` and could pause the job.
+ */
+async function giveBackUnrun(
+  lifecycle: SingletonLifecycle<undefined, InvocationContext>,
+  run: SingletonRun,
+  err: (text: string) => void,
+): Promise<ExitCode> {
+  const { handle } = run
+  const fields = { key: handle.key, token: handle.token }
+  try {
+    await handle.lease.release()
+  } catch (error) {
+    // Lost meanwhile (the lease's signal reports it), or the store failed: it expires by itself.
+    err(
+      logLine('WARN', 'interrupted before the command started; the lock could not be given back', {
+        ...fields,
+        error,
+      }),
+    )
+    return ExitCode.Interrupted
+  }
+  // Released already: ending the run stops its heartbeat and writes nothing more.
+  await lifecycle.end(run, false)
+  err(logLine('WARN', 'interrupted before the command started; the lock was given back unused', fields))
+  return ExitCode.Interrupted
 }
 
 /**
@@ -106,62 +140,91 @@ function skipCode(result: SkipResult, settings: ExecLine): ExitCode {
 }
 
 /**
- * Runs the command with the lease in its environment until it exits. Passes the process's
- * signals on; when the lease is lost, sends SIGTERM, and SIGKILL `killAfterMs` later.
+ * Runs the command, in a process group of its own, with the lease in its environment, until no
+ * process of the group runs. Passes the process's signals on to the group; when the lease is
+ * lost, sends it SIGTERM. However the group is asked to stop, it gets SIGKILL `killAfterMs` later
+ * if any of it still runs.
  */
-function supervise(run: SingletonRun, settings: ExecLine, err: (text: string) => void): Promise<Ended> {
+async function supervise(run: SingletonRun, settings: ExecLine, err: (text: string) => void): Promise<Ended> {
   const { handle } = run
-  const [program, ...args] = settings.argv
+  const group = new ProcessGroup(settings.argv, commandEnv(run, settings.tick))
+  warnShortfall(group.shortfall, err)
   let lost = false
   let killTimer: NodeJS.Timeout | undefined
-  const child = spawn(program, args, { stdio: 'inherit', env: commandEnv(run, settings.tick) })
-  const forward = (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+  const stop = (signal: NodeJS.Signals) => {
+    group.signal(signal)
+    killTimer ??= setTimeout(() => group.signal('SIGKILL'), settings.killAfterMs)
   }
   const onLost = () => {
     lost = true
     const { reason } = handle.signal
-    const replaced = reason instanceof LockLostError && reason.reason === LostReason.Replaced
+    const why = reason instanceof LockLostError ? reason.reason : undefined
+    // A newer tick's replacement and an operator's takeover are done on purpose: warnings.
+    const what = DELIBERATE_LOSS[why ?? ''] ?? 'lost'
     err(
-      logLine(
-        replaced ? 'WARN' : 'ERROR',
-        `stopping the command: the lease was ${replaced ? 'replaced by a run of a newer tick' : 'lost'}`,
-        {
-          key: handle.key,
-          token: handle.token,
-          pid: child.pid,
-          killAfterMs: settings.killAfterMs,
-        },
-      ),
+      logLine(what === 'lost' ? 'ERROR' : 'WARN', `stopping the command: the lease was ${what}`, {
+        key: handle.key,
+        token: handle.token,
+        pid: group.pid,
+        killAfterMs: settings.killAfterMs,
+      }),
     )
-    forward('SIGTERM')
-    killTimer = setTimeout(() => forward('SIGKILL'), settings.killAfterMs)
+    stop('SIGTERM')
   }
   forwarding++
-  for (const signal of FORWARDED) process.on(signal, forward)
+  for (const signal of FORWARDED) process.on(signal, stop)
   if (handle.signal.aborted) onLost()
   else handle.signal.addEventListener('abort', onLost, { once: true })
+  try {
+    return { status: await outlive(group, settings.argv[0], handle.key, err), lost }
+  } finally {
+    clearTimeout(killTimer)
+    group.close()
+    handle.signal.removeEventListener('abort', onLost)
+    for (const signal of FORWARDED) process.off(signal, stop)
+    forwarding--
+  }
+}
 
-  return new Promise<Ended>((resolve) => {
-    let done = false
-    const finish = (status: number) => {
-      if (done) return
-      done = true
-      clearTimeout(killTimer)
-      handle.signal.removeEventListener('abort', onLost)
-      for (const signal of FORWARDED) process.off(signal, forward)
-      forwarding--
-      resolve({ status, lost })
-    }
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      if (child.pid !== undefined) return // a failed kill of a running command: its exit still comes
-      err(logLine('ERROR', `cannot run ${program}: ${error.message}`, { key: handle.key, code: error.code }))
-      finish(error.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun)
-    })
-    child.once('exit', (code, signal) => {
-      finish(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0))
-    })
-  })
+/**
+ * The command's status, once no process of its group runs: what the command started and left
+ * behind is the job too, and keeps the lock, as a `flock(1)` command's children keep theirs.
+ */
+async function outlive(
+  group: ProcessGroup,
+  program: string,
+  key: string,
+  err: (text: string) => void,
+): Promise<number> {
+  const ended = await group.leaderExit
+  if (ended.kind === 'not-started') {
+    const { error } = ended
+    err(logLine('ERROR', `cannot run ${program}: ${error.message}`, { key, code: error.code }))
+    return error.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
+  }
+  if (group.running) {
+    err(
+      logLine('INFO', 'command exited; processes it started still run, and keep the lock until they end', {
+        key,
+        status: ended.status,
+        pgid: group.pid,
+      }),
+    )
+    await group.gone()
+  }
+  return ended.status
+}
+
+let warned = false
+
+/** Says once per process what cannot be promised here about a wrapper killed with SIGKILL. */
+function warnShortfall(shortfall: Shortfall, err: (text: string) => void): void {
+  if (warned || !(shortfall.setpriv || shortfall.shell)) return
+  warned = true
+  const message = shortfall.shell
+    ? 'no /bin/sh for the watchdog: if this wrapper is killed with SIGKILL, the processes its command started run on'
+    : 'no setpriv (util-linux): if this wrapper is killed with SIGKILL in the instant its command starts, the command may run on'
+  err(logLine('WARN', message, { setpriv: !shortfall.setpriv, watchdog: !shortfall.shell }))
 }
 
 function commandEnv(run: SingletonRun, tick: string | undefined): NodeJS.ProcessEnv {

@@ -85,6 +85,8 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
     io.err(
       JSON.stringify({
         error: { name, message, exitCode: code, ...(raw !== undefined && { raw }) },
+        // A task's metric filters take their dimension from exec's `key`: a line without it is not counted.
+        ...(line.command === 'exec' && line.key !== undefined && { key: line.key }),
       }),
     )
     return code

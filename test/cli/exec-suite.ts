@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { runCliProgram } from '../support/cli.js'
-import { alive, JobLog, RunningExec } from '../support/exec.js'
+import { alive, JobLog, RunningExec, running, talkingToStore, until } from '../support/exec.js'
 
 export interface ExecEngine {
   readonly name: string
@@ -27,6 +27,7 @@ export function execSuite(engine: ExecEngine) {
       expires_at: number
       last_run?: string
       owner: string
+      history?: { outcome: string }[]
     }
   }
 
@@ -136,12 +137,12 @@ export function execSuite(engine: ExecEngine) {
       expect(alive(start.pid)).toBe(false) // it ignored SIGTERM: SIGKILL ended it
       expect(log.notes().map((note) => note.what)).toEqual(['start', 'SIGTERM'])
       expect(term.at - stolenAt).toBeLessThan(60_000)
-      expect(run.stderr).toMatch(/LEASE LOST/)
+      expect(run.stderr).toMatch(/LEASE LOST|"outcome":"released-by-operator"/)
       measured(`${engine.name}: force-release -> SIGTERM (heartbeat 2 s)`, term.at - stolenAt)
       measured(`${engine.name}: SIGTERM -> wrapper exit (--kill-after 2 s)`, endedAt - term.at)
     })
 
-    it('a SIGKILLed wrapper frees the lock when its lease ends, as a crashed Lambda does', async () => {
+    it('a SIGKILLed wrapper takes its command along, and frees the lock when its lease ends', async () => {
       const log = new JobLog()
       const lockKey = key()
       const first = exec(['--key', lockKey, '--ttl', '5s', '--', ...log.job('crashed', { sleepMs: 120_000 })])
@@ -149,7 +150,8 @@ export function execSuite(engine: ExecEngine) {
       first.child.kill('SIGKILL')
       await first.exited()
       const killedAt = Date.now()
-      process.kill(crashed.pid, 'SIGKILL') // the orphan (a container would have died with it)
+      await until(() => !running(crashed.pid), 2_000, 'the command outlived its killed wrapper')
+      const orphanGoneAt = Date.now()
       const next = exec([
         '--key',
         lockKey,
@@ -164,9 +166,72 @@ export function execSuite(engine: ExecEngine) {
       const took = await log.waitFor((note) => note.id === 'next' && note.what === 'start')
       expect(Number(took.token)).toBeGreaterThan(Number(crashed.token))
       expect(took.at).toBeGreaterThan(killedAt)
+      expect(took.at).toBeGreaterThan(orphanGoneAt)
+      measured(`${engine.name}: wrapper SIGKILL -> its command gone`, orphanGoneAt - killedAt)
       measured(
         `${engine.name}: wrapper SIGKILL -> next command starts (ttl 5 s, margin 2 s)`,
         took.at - killedAt,
+      )
+    })
+
+    it('a lease lost while the command ran, noticed only by the release, exits 8', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      // --ttl 60s: the next renewal is 20 s away, after the command's end; only the release can tell.
+      const run = exec(['--key', lockKey, '--', ...log.job('unaware', { sleepMs: 6_000 })])
+      await log.waitFor((note) => note.what === 'start')
+      expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
+      expect(log.notes().map((note) => note.what)).toEqual(['start']) // still running: the loss is news at its end
+      const { code } = await run.exited()
+      expect(log.notes().map((note) => note.what)).toEqual(['start', 'end'])
+      expect(run.stderr).toMatch(/"outcome":"(lost|released-by-operator)"/)
+      expect(code, run.stderr).toBe(ExitCode.Lost)
+    })
+
+    it('SIGTERM while waiting for the lock: the command never runs, no failed run is recorded, exit 130', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const holder = exec(['--key', lockKey, '--', ...log.job('holder', { sleepMs: 6_000 })])
+      await log.waitFor((note) => note.id === 'holder' && note.what === 'start')
+      const waiter = exec([
+        '--key',
+        lockKey,
+        '--on-held',
+        'wait',
+        '--wait',
+        '120s',
+        '--pause-after-failures',
+        '1',
+        '--',
+        ...log.job('waiter'),
+      ])
+      await talkingToStore(waiter.child.pid ?? 0) // acquiring, so waiting: the holder runs 6 s
+      waiter.child.kill('SIGTERM')
+      expect((await holder.exited()).code).toBe(0)
+      const { code } = await waiter.exited()
+      expect(code, waiter.stderr).toBe(ExitCode.Interrupted)
+      expect(log.notes().filter((note) => note.id === 'waiter')).toEqual([])
+      const stored = await record(lockKey)
+      expect(stored).not.toHaveProperty('paused')
+      expect(stored).not.toHaveProperty('failures')
+      expect(stored.history?.map((entry) => entry.outcome)).toEqual(['completed']) // the holder's
+      expect(stored.expires_at).toBe(0)
+      expect(waiter.stderr).not.toMatch(/"level":"ERROR"/)
+    })
+
+    it("an exec that cannot start names its key in its error line, where the task's metric filters read it", async () => {
+      const lockKey = key()
+      const noRegion = Object.fromEntries(
+        Object.entries(engine.env()).filter(([name]) => name !== 'AWS_REGION'),
+      )
+      const run = new RunningExec([...engine.store(), '--key', lockKey, '--json', '--', 'true'], noRegion)
+      expect((await run.exited()).code).toBe(ExitCode.Configuration)
+      const lines = run.stderr.split('\n').filter(Boolean)
+      expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+        expect.objectContaining({
+          key: lockKey,
+          error: expect.objectContaining({ exitCode: ExitCode.Configuration }),
+        }),
       )
     })
 

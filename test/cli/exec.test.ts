@@ -2,6 +2,7 @@ import { s3ProgramEnv } from '../support/cli-engines.js'
 import { freshBucket, testS3Client } from '../support/s3.js'
 import { execReplaceSuite } from './exec-replace-suite.js'
 import { execSuite } from './exec-suite.js'
+import { execTreeSuite } from './exec-tree-suite.js'
 
 const s3 = testS3Client()
 const bucket = await freshBucket(s3, 'exec')
@@ -9,4 +10,5 @@ s3.destroy()
 
 const engine = { name: 'S3 (Ceph)', store: () => ['--bucket', bucket], env: s3ProgramEnv }
 execSuite(engine)
+execTreeSuite(engine)
 execReplaceSuite({ ...engine, fencedTarget: (key) => ['s3', bucket, key] })

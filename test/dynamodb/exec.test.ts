@@ -1,5 +1,6 @@
 import { execReplaceSuite } from '../cli/exec-replace-suite.js'
 import { execSuite } from '../cli/exec-suite.js'
+import { execTreeSuite } from '../cli/exec-tree-suite.js'
 import { dynamodbProgramEnv } from '../support/cli-engines.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 
@@ -13,4 +14,5 @@ const engine = {
   env: dynamodbProgramEnv,
 }
 execSuite(engine)
+execTreeSuite(engine)
 execReplaceSuite({ ...engine, fencedTarget: (key) => ['dynamodb', table, 'lock_id', key] })

@@ -1,5 +1,5 @@
 // `lambda-singleton exec` as a program, running the job in test/cli/fixtures/exec-job.mjs.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -123,5 +123,122 @@ export function alive(pid: number): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * Whether a process is running: alive, and not a zombie waiting to be reaped (on Linux, where
+ * /proc says; elsewhere signal 0). An orphan whose reaper does not reap stays a zombie, which
+ * signal 0 still finds, yet it runs nothing.
+ */
+export function running(pid: number): boolean {
+  if (!existsSync('/proc/self/stat')) return alive(pid)
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A shell command that starts workers in the background, as `./job.sh` or `npm run job` does,
+ * and writes each pid (its own last) to a file, so a test can tell whether any of them lives on.
+ */
+export class ProcessTree {
+  readonly path = join(mkdtempSync(join(tmpdir(), 'exec-tree-')), 'pids')
+
+  /**
+   * `sh -c` starting `workers` sleeps of `workerSeconds`; then the shell waits for them, or
+   * exits at once leaving them behind (`leaveWorkers`). With `ignoreTerm`, the shell and its
+   * workers ignore SIGTERM (an ignored signal stays ignored in the programs a shell starts).
+   */
+  command(
+    options: { workers?: number; workerSeconds?: number; ignoreTerm?: boolean; leaveWorkers?: boolean } = {},
+  ): string[] {
+    const { workers = 2, workerSeconds = 60, ignoreTerm = false, leaveWorkers = false } = options
+    const start = Array.from({ length: workers }, () => `sleep ${workerSeconds} & echo $! >> "$1";`).join(' ')
+    const script = `${ignoreTerm ? "trap '' TERM;" : ''} ${start} echo $$ >> "$1"; ${leaveWorkers ? 'exit 0' : 'wait'}`
+    return ['sh', '-c', script, 'job-tree', this.path]
+  }
+
+  pids(): number[] {
+    if (!existsSync(this.path)) return []
+    return readFileSync(this.path, 'utf8').split('\n').filter(Boolean).map(Number)
+  }
+
+  /** Resolves the pids once `count` of them are written. */
+  async started(count: number, timeoutMs = 60_000): Promise<number[]> {
+    const started = performance.now()
+    for (;;) {
+      const pids = this.pids()
+      if (pids.length >= count) return pids
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`only ${pids.length} of ${count} pids written`)
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  }
+
+  /** The pids still running. */
+  running(): number[] {
+    return this.pids().filter(running)
+  }
+
+  /** Ends whatever of the tree still runs: a failed test leaves no sleeps behind. */
+  kill(): void {
+    for (const pid of this.running()) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+
+  /** Resolves how long it took until none of the tree runs, or rejects after `timeoutMs`. */
+  async gone(timeoutMs: number): Promise<number> {
+    const started = performance.now()
+    for (;;) {
+      if (this.running().length === 0) return performance.now() - started
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`still running after ${timeoutMs} ms: ${this.running().join(' ')}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+}
+
+/**
+ * Resolves once process `pid` has a TCP connection open (Linux: its fds against /proc/net/tcp):
+ * the CLI is talking to the store, so it has set up its signal handlers and is acquiring (its
+ * loader's own sockets are UNIX ones). Elsewhere, after a few seconds.
+ */
+export async function talkingToStore(pid: number, timeoutMs = 60_000): Promise<void> {
+  if (!existsSync('/proc/self/fd')) return new Promise((resolve) => setTimeout(resolve, 3_000))
+  const connected = () => {
+    try {
+      const tcp = ['tcp', 'tcp6']
+        .map((file) =>
+          existsSync(`/proc/${pid}/net/${file}`) ? readFileSync(`/proc/${pid}/net/${file}`, 'utf8') : '',
+        )
+        .join('\n')
+      const inodes = new Set(tcp.split('\n').map((line) => line.trim().split(/\s+/)[9]))
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        const inode = /^socket:\[([0-9]+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]
+        return inode !== undefined && inodes.has(inode)
+      })
+    } catch {
+      return false
+    }
+  }
+  return until(connected, timeoutMs, `${pid} never connected to the store`)
+}
+
+/** Resolves once `condition` holds, polling; rejects with `what` after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const started = performance.now()
+  while (!condition()) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what} (${timeoutMs} ms)`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

@@ -1,0 +1,127 @@
+// `lambda-singleton exec` around a command that starts processes of its own (a shell script,
+// `npm run job`): the whole process tree is the job. Real processes against a real engine; the
+// tree's pids are written by the command itself, and checked with /proc (a zombie runs nothing).
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { ExitCode } from '../../lib/cli/main.js'
+import { runCliProgram } from '../support/cli.js'
+import { ProcessTree, RunningExec } from '../support/exec.js'
+import type { ExecEngine } from './exec-suite.js'
+
+const measured = (what: string, ms: number) =>
+  console.info(`[exec tree measure] ${what}: ${Math.round(ms)} ms`)
+
+/** `exited`, or a rejection after `ms`: a wrapper that never exits fails the test, not the run. */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+export function execTreeSuite(engine: ExecEngine) {
+  const key = () => `locks/exec-tree-${randomUUID().slice(0, 8)}`
+  const exec = (args: readonly string[]) => new RunningExec([...engine.store(), ...args], engine.env())
+  const cli = (...args: string[]) => runCliProgram([...args, ...engine.store()], engine.env())
+  const expiresAt = async (lockKey: string) => {
+    const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
+    if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
+    return (JSON.parse(stdout).record as { expires_at: number }).expires_at
+  }
+  /** Runs `test` with a fresh tree and wrapper, and leaves neither running whatever happens. */
+  const withTree = async (test: (tree: ProcessTree, started: RunningExec[]) => Promise<void>) => {
+    const tree = new ProcessTree()
+    const started: RunningExec[] = []
+    try {
+      await test(tree, started)
+    } catch (error) {
+      throw new Error(`${String(error)}\nexec's stderr:\n${started.map((run) => run.stderr).join('\n')}`, {
+        cause: error,
+      })
+    } finally {
+      for (const run of started) if (run.child.exitCode === null) run.child.kill('SIGKILL')
+      tree.kill()
+    }
+  }
+
+  describe(`lambda-singleton exec: the command's whole process tree, on ${engine.name}`, () => {
+    it('a SIGTERM to exec stops every process of the group; exec releases once none runs', () =>
+      withTree(async (tree, started) => {
+        const lockKey = key()
+        const run = exec(['--key', lockKey, '--', ...tree.command({ workers: 2 })])
+        started.push(run)
+        await tree.started(3)
+        run.child.kill('SIGTERM')
+        const { code } = await within(30_000, 'exec exit', run.exited())
+        expect(tree.running(), 'processes of the group still running when exec exited').toEqual([])
+        expect(code).toBe(128 + 15) // the shell's own status
+        expect(await expiresAt(lockKey)).toBe(0)
+      }))
+
+    it('a group that ignores SIGTERM gets SIGKILL after --kill-after, and only then is the lock released', () =>
+      withTree(async (tree, started) => {
+        const lockKey = key()
+        const command = tree.command({ workers: 2, ignoreTerm: true })
+        const run = exec(['--key', lockKey, '--kill-after', '1s', '--', ...command])
+        started.push(run)
+        await tree.started(3)
+        const termAt = performance.now()
+        run.child.kill('SIGTERM')
+        const { code } = await within(30_000, 'exec exit', run.exited())
+        expect(tree.running()).toEqual([])
+        expect(code).toBe(128 + 9)
+        expect(await expiresAt(lockKey)).toBe(0)
+        measured(
+          `${engine.name}: SIGTERM ignored -> exec exit (--kill-after 1 s)`,
+          performance.now() - termAt,
+        )
+      }))
+
+    it('a lost lease stops every process of the group, not only the shell', () =>
+      withTree(async (tree, started) => {
+        const lockKey = key()
+        const args = ['--key', lockKey, '--ttl', '6s', '--kill-after', '2s', '--']
+        const run = exec([...args, ...tree.command({ workers: 2 })])
+        started.push(run)
+        await tree.started(3)
+        expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
+        const { code } = await within(60_000, 'exec exit', run.exited())
+        expect(code).toBe(ExitCode.Lost)
+        expect(tree.running()).toEqual([])
+      }))
+
+    it("a SIGKILLed wrapper takes its command and the command's children with it", () =>
+      withTree(async (tree, started) => {
+        const lockKey = key()
+        const run = exec(['--key', lockKey, '--ttl', '5s', '--', ...tree.command({ workers: 2 })])
+        started.push(run)
+        await tree.started(3)
+        run.child.kill('SIGKILL')
+        await run.exited()
+        const tookMs = await tree.gone(2_000)
+        measured(`${engine.name}: wrapper SIGKILL -> its whole tree gone`, tookMs)
+      }))
+
+    it('a command that exits leaving processes behind keeps the lock until they are gone', () =>
+      withTree(async (tree, started) => {
+        const lockKey = key()
+        const command = tree.command({ workers: 1, workerSeconds: 8, leaveWorkers: true })
+        const run = exec(['--key', lockKey, '--', ...command])
+        started.push(run)
+        const [worker] = await tree.started(2)
+        const startedAt = performance.now()
+        // The shell has exited; its worker runs on, and holds the lock as flock(1)'s children do.
+        const other = exec(['--key', lockKey, '--on-held', 'fail', '--', 'true'])
+        started.push(other)
+        expect((await other.exited()).code, other.stderr).toBe(ExitCode.Held)
+        expect(tree.running()).toEqual([worker])
+        const { code } = await within(30_000, 'exec exit', run.exited())
+        expect(code).toBe(0)
+        expect(tree.running()).toEqual([])
+        expect(await expiresAt(lockKey)).toBe(0)
+        expect(performance.now() - startedAt).toBeGreaterThan(4_000)
+        expect(run.stderr).toMatch(/"outcome":"released".*"completed":true/)
+      }))
+  })
+}
