@@ -107,7 +107,8 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
         'nothing changed. Add --force to raise its token anyway',
     )
   }
-  const record = await lockAt(context, key).forceRelease()
+  // Over the version judged above only: a run that took the lock since keeps its lease.
+  const record = await lockAt(context, key).forceRelease({ etag: info.etag })
   if (!record) return opened.notFound(key)
   if (line.json) {
     context.out(JSON.stringify({ key, released: true, previousOwner: info.owner, record }, null, 2))
@@ -128,7 +129,7 @@ async function pause(context: CommandContext): Promise<ExitCode> {
     now: line.now,
   })
   if (!result) return notFound(context, key)
-  const { record, previous, wasHeld, endedLease } = result
+  const { record, previous, wasHeld, endedLease, after } = result
   if (line.json) {
     context.out(
       JSON.stringify(
@@ -140,6 +141,7 @@ async function pause(context: CommandContext): Promise<ExitCode> {
           previousOwner: previous.owner,
           ...(previous.paused && { replaced: previous.paused }),
           record,
+          ...(after && { after }),
         },
         null,
         2,
@@ -154,6 +156,8 @@ async function pause(context: CommandContext): Promise<ExitCode> {
       ? `${previous.owner} holds it and finishes its run; runs skip from the next one`
       : 'runs skip from the next one'
   context.out(`paused ${opened.where(key)}${why}: ${effect}`)
+  // The answer was lost and a read settled it: the pause landed, and someone wrote after it.
+  if (after) context.err(`note: written, then ${after.owner} wrote the lock (token ${after.token})`)
   if (previous.paused) context.err(`note: it was already paused by ${pauseText(previous.paused)}; replaced`)
   return ExitCode.Ok
 }

@@ -113,6 +113,32 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     expect((await acquire('locks/stuck'))?.token).toBeGreaterThan(record.token as number)
   })
 
+  it('ends only the lease it judged: a run that took the lock between its read and its write keeps it', async () => {
+    const key = 'locks/judged'
+    const stuck = await acquire(key, { ttlMs: 600_000, owner: 'stuck-run' })
+    // Between the command's look at the lock and its write, another operator frees it and a new run takes it.
+    const client = testS3Client()
+    let reads = 0
+    let next: Awaited<ReturnType<typeof acquire>> = null
+    client.middlewareStack.add(
+      (send, context) => async (args) => {
+        if (context.commandName === 'GetObjectCommand' && ++reads === 2) {
+          await new S3Lock({ s3, bucket, key, owner: 'bob' }).forceRelease()
+          next = await acquire(key, { ttlMs: 600_000, owner: 'job/2' })
+        }
+        return send(args)
+      },
+      { step: 'initialize' },
+    )
+    const { code, err } = await cliIn(['force-release', ...at(key), '--owner', 'alice'], { s3: client })
+    client.destroy()
+    expect(code).toBe(ExitCode.Refused)
+    expect(err).toMatch(/changed since it was judged .*nothing was written/)
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ owner: 'job/2', token: next?.token })
+    await expect(next?.renew()).resolves.toBeUndefined()
+    await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
+  })
+
   it('leaves a released lock alone and says so, unless --force', async () => {
     await acquire('locks/free', { owner: 'done-run' }).then((lease) => lease?.release())
     const before = await getRaw(s3, bucket, 'locks/free')

@@ -138,6 +138,26 @@ describe('S3Lock through a fault-injecting proxy', () => {
     expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, run: 2, expires_at: 0 })
   })
 
+  it("pauses through a 409 ConditionalRequestConflict, and the holder keeps its lease; a holder's renewal answered 409 after a pause carries it over", async () => {
+    const key = freshKey('pause-409')
+    const holder = await leaseOf(lockOn(key, 'job/1').tryAcquire())
+    if (!holder) throw new Error('not acquired')
+    proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
+    const result = await lockOn(key, 'ops').pause({ note: 'n' })
+    expect(result).toMatchObject({ wasHeld: true, endedLease: false })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: holder.token, paused: { by: 'ops' } })
+    // The holder's renewal, sent while the pause was in flight, is answered 409.
+    proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
+    await holder.renew()
+    expect(holder.signal.aborted).toBe(false)
+    await holder.release()
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: holder.token,
+      expires_at: 0,
+      paused: { note: 'n' },
+    })
+  })
+
   it('goes back to the create path when If-Match answers 404 (the object is gone)', async () => {
     const key = freshKey('404')
     const lock = lockOn(key)
