@@ -1,7 +1,11 @@
 // `lambda-singleton exec` around a command that starts processes of its own (a shell script,
 // `npm run job`): the whole process tree is the job. Real processes against a real engine; the
 // tree's pids are written by the command itself, and checked with /proc (a zombie runs nothing).
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { runCliProgram } from '../support/cli.js'
@@ -19,6 +23,9 @@ function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   })
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
+
+/** Where `tool` is on this machine's PATH. */
+const which = (tool: string) => execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim()
 
 export function execTreeSuite(engine: ExecEngine) {
   const key = () => `locks/exec-tree-${randomUUID().slice(0, 8)}`
@@ -101,6 +108,23 @@ export function execTreeSuite(engine: ExecEngine) {
         await run.exited()
         const tookMs = await tree.gone(2_000)
         measured(`${engine.name}: wrapper SIGKILL -> its whole tree gone`, tookMs)
+      }))
+
+    it("without setpriv on the PATH, exec says so once, and the watchdog alone takes a killed wrapper's tree down", () =>
+      withTree(async (tree, started) => {
+        const bin = mkdtempSync(join(tmpdir(), 'exec-no-setpriv-'))
+        for (const tool of ['sh', 'sleep']) symlinkSync(which(tool), join(bin, tool))
+        const env = { ...engine.env(), PATH: bin }
+        const run = new RunningExec([...engine.store(), '--key', key(), '--', ...tree.command()], env)
+        started.push(run)
+        await tree.started(3)
+        run.child.kill('SIGKILL')
+        await run.exited()
+        measured(
+          `${engine.name}: wrapper SIGKILL -> its whole tree gone, watchdog only`,
+          await tree.gone(2_000),
+        )
+        expect(run.stderr.match(/"level":"WARN","message":"no setpriv/g)).toHaveLength(1)
       }))
 
     it('a command that exits leaving processes behind keeps the lock until they are gone', () =>
