@@ -119,12 +119,12 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     // Between the command's look at the lock and its write, another operator frees it and a new run takes it.
     const client = testS3Client()
     let reads = 0
-    let next: Awaited<ReturnType<typeof acquire>> = null
+    const runs: Awaited<ReturnType<typeof acquire>>[] = []
     client.middlewareStack.add(
       (send, context) => async (args) => {
         if (context.commandName === 'GetObjectCommand' && ++reads === 2) {
           await new S3Lock({ s3, bucket, key, owner: 'bob' }).forceRelease()
-          next = await acquire(key, { ttlMs: 600_000, owner: 'job/2' })
+          runs.push(await acquire(key, { ttlMs: 600_000, owner: 'job/2' }))
         }
         return send(args)
       },
@@ -132,6 +132,7 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     )
     const { code, err } = await cliIn(['force-release', ...at(key), '--owner', 'alice'], { s3: client })
     client.destroy()
+    const [next] = runs
     expect(code).toBe(ExitCode.Refused)
     expect(err).toMatch(/changed since it was judged .*nothing was written/)
     expect(await getRecord(s3, bucket, key)).toMatchObject({ owner: 'job/2', token: next?.token })
