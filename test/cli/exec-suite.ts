@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { runCliProgram } from '../support/cli.js'
-import { alive, JobLog, RunningExec, running, talkingToStore, until } from '../support/exec.js'
+import { alive, JobLog, RunningExec, running, talkingToStore, until, within } from '../support/exec.js'
 
 export interface ExecEngine {
   readonly name: string
@@ -179,10 +179,14 @@ export function execSuite(engine: ExecEngine) {
       const lockKey = key()
       // --ttl 60s: the next renewal is 20 s away, after the command's end; only the release can tell.
       const run = exec(['--key', lockKey, '--', ...log.job('unaware', { sleepMs: 6_000 })])
-      await log.waitFor((note) => note.what === 'start')
+      await log
+        .waitFor((note) => note.what === 'start', 40_000)
+        .catch((error) => {
+          throw new Error(`${String(error)}\nexec's stderr:\n${run.stderr}`)
+        })
       expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
       expect(log.notes().map((note) => note.what)).toEqual(['start']) // still running: the loss is news at its end
-      const { code } = await run.exited()
+      const { code } = await within(40_000, () => `exec exit; its stderr:\n${run.stderr}`, run.exited())
       expect(log.notes().map((note) => note.what)).toEqual(['start', 'end'])
       expect(run.stderr).toMatch(/"outcome":"(lost|released-by-operator)"/)
       expect(code, run.stderr).toBe(ExitCode.Lost)

@@ -9,20 +9,11 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { runCliProgram } from '../support/cli.js'
-import { ProcessTree, RunningExec } from '../support/exec.js'
+import { ProcessTree, RunningExec, within } from '../support/exec.js'
 import type { ExecEngine } from './exec-suite.js'
 
 const measured = (what: string, ms: number) =>
   console.info(`[exec tree measure] ${what}: ${Math.round(ms)} ms`)
-
-/** `exited`, or a rejection after `ms`: a wrapper that never exits fails the test, not the run. */
-function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
 
 /** Where `tool` is on this machine's PATH. */
 const which = (tool: string) => execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim()
@@ -58,7 +49,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const lockKey = key()
         const run = exec(['--key', lockKey, '--', ...tree.command({ workers: 2 })])
         started.push(run)
-        await tree.started(3)
+        await tree.started(3, 40_000)
         run.child.kill('SIGTERM')
         const { code } = await within(30_000, 'exec exit', run.exited())
         expect(tree.running(), 'processes of the group still running when exec exited').toEqual([])
@@ -72,7 +63,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const command = tree.command({ workers: 2, ignoreTerm: true })
         const run = exec(['--key', lockKey, '--kill-after', '1s', '--', ...command])
         started.push(run)
-        await tree.started(3)
+        await tree.started(3, 40_000)
         const termAt = performance.now()
         run.child.kill('SIGTERM')
         const { code } = await within(30_000, 'exec exit', run.exited())
@@ -91,7 +82,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const args = ['--key', lockKey, '--ttl', '6s', '--kill-after', '2s', '--']
         const run = exec([...args, ...tree.command({ workers: 2 })])
         started.push(run)
-        await tree.started(3)
+        await tree.started(3, 40_000)
         expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
         const { code } = await within(60_000, 'exec exit', run.exited())
         expect(code).toBe(ExitCode.Lost)
@@ -103,7 +94,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const lockKey = key()
         const run = exec(['--key', lockKey, '--ttl', '5s', '--', ...tree.command({ workers: 2 })])
         started.push(run)
-        await tree.started(3)
+        await tree.started(3, 40_000)
         run.child.kill('SIGKILL')
         await run.exited()
         const tookMs = await tree.gone(2_000)
@@ -117,7 +108,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const env = { ...engine.env(), PATH: bin }
         const run = new RunningExec([...engine.store(), '--key', key(), '--', ...tree.command()], env)
         started.push(run)
-        await tree.started(3)
+        await tree.started(3, 40_000)
         run.child.kill('SIGKILL')
         await run.exited()
         measured(
@@ -133,7 +124,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const command = tree.command({ workers: 1, workerSeconds: 8, leaveWorkers: true })
         const run = exec(['--key', lockKey, '--', ...command])
         started.push(run)
-        const [worker] = await tree.started(2)
+        const [worker] = await tree.started(2, 40_000)
         const startedAt = performance.now()
         // The shell has exited; its worker runs on, and holds the lock as flock(1)'s children do.
         const other = exec(['--key', lockKey, '--on-held', 'fail', '--', 'true'])

@@ -242,3 +242,15 @@ export async function until(condition: () => boolean, timeoutMs: number, what: s
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/** `promise`, or a rejection after `ms` saying `what()`: a wrapper that never exits fails its test with the why. */
+export function within<T>(ms: number, what: string | (() => string), promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${typeof what === 'string' ? what : what()}: not within ${ms} ms`)),
+      ms,
+    )
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
