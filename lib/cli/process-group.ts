@@ -139,7 +139,7 @@ function leaderExit(child: ChildProcess): Promise<LeaderExit> {
  * any member is left, zombies included, and an orphan's zombie lingers where the reaper does not
  * reap (a container whose first process is `node` or `npm`): on Linux, /proc tells them apart.
  */
-function groupRuns(pgid: number): boolean {
+export function groupRuns(pgid: number): boolean {
   try {
     process.kill(-pgid, 0)
   } catch (error) {

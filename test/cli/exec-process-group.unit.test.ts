@@ -1,0 +1,47 @@
+// Whether a command's process group still runs, as exec decides when to release: real processes.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { groupRuns } from '../../lib/cli/process-group.js'
+import { until } from '../support/exec.js'
+
+const linux = existsSync('/proc/self/stat')
+const started: ChildProcess[] = []
+afterEach(() => {
+  for (const child of started.splice(0)) child.kill('SIGKILL')
+})
+
+/** Runs `script` under `sh`, and resolves the pid it writes to the file `$1` names. */
+async function shellWritingPid(script: string): Promise<{ child: ChildProcess; pid: number }> {
+  const file = join(mkdtempSync(join(tmpdir(), 'exec-group-')), 'pid')
+  const child = spawn('sh', ['-c', script, 'sh', file], { stdio: 'ignore' })
+  started.push(child)
+  await until(() => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n'), 10_000, 'no pid written')
+  return { child, pid: Number(readFileSync(file, 'utf8').trim()) }
+}
+
+describe.skipIf(!linux)('groupRuns (Linux: /proc)', () => {
+  it('a group with a running process runs', async () => {
+    const { pid } = await shellWritingPid('setsid sleep 30 & echo $! > "$1"; wait')
+    await until(() => groupRuns(pid), 5_000, 'the group never ran')
+    expect(groupRuns(pid)).toBe(true)
+    process.kill(-pid, 'SIGKILL')
+  })
+
+  it('a group left with only a zombie does not run, though signal 0 still finds it', async () => {
+    // The zombie's parent lives on outside the group and never reaps it, as a container's first
+    // process may not: the case where signal 0 alone would keep exec waiting for ever.
+    const { pid } = await shellWritingPid('setsid sh -c "exit 0" & echo $! > "$1"; exec sleep 30')
+    await until(() => readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '), 5_000, 'no zombie')
+    expect(() => process.kill(-pid, 0)).not.toThrow()
+    expect(groupRuns(pid)).toBe(false)
+  })
+
+  it('a group that is gone does not run', async () => {
+    const { child, pid } = await shellWritingPid('setsid sleep 0 & echo $! > "$1"; wait')
+    await until(() => child.exitCode !== null, 5_000, 'the shell never exited')
+    expect(groupRuns(pid)).toBe(false)
+  })
+})
