@@ -17,6 +17,8 @@ import type { LeaseTerm } from './timing.js'
 export interface AcquisitionFields {
   /** The tick the new holder runs for (`running`). */
   readonly tick?: string | undefined
+  /** How often the new holder reads the record to learn it was replaced (`running.watch_ms`). */
+  readonly watchMs?: number | undefined
   /** `previous` is held by a live run that this acquisition replaces (`onHeld: 'replace'`). */
   readonly replacing?: boolean
   /** Runs kept in `history`. @default 0 */
@@ -48,7 +50,13 @@ export function acquisitionRecord(
     owner,
     acquired_at: acquiredAt,
     ttl_ms: term.ttlMs,
-    ...(fields.tick !== undefined && { running: { token, tick: fields.tick } }),
+    ...(fields.tick !== undefined && {
+      running: {
+        token,
+        tick: fields.tick,
+        ...(fields.watchMs !== undefined && { watch_ms: fields.watchMs }),
+      },
+    }),
   }
   if (!previous || previous.expires_at === 0) return withinRecordSize(record)
   const tick = runningTick(previous)
@@ -77,6 +85,14 @@ export function acquisitionRecord(
  */
 export function runningTick(record: LockRecord): string | undefined {
   return record.running?.token === record.token ? record.running.tick : undefined
+}
+
+/**
+ * How often the holder of `record` reads it to learn it was replaced, when its own acquisition
+ * said so: a holder that does not watch must not be replaced (it would never hear of it).
+ */
+export function runningWatchMs(record: LockRecord): number | undefined {
+  return record.running?.token === record.token ? record.running.watch_ms : undefined
 }
 
 /** `record` as a holder leaves it when its run is over: no run is going on any more. */

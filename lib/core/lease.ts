@@ -190,6 +190,22 @@ export class Lease {
   }
 
   /**
+   * Reads the record to learn whether the lease is still ours, without writing: a run that may be
+   * replaced (`onHeld: 'replace'`) or ended by an operator hears of it within one call, at the
+   * price of a read. Rejects `LockLostError` (and aborts `signal`) when another token holds the
+   * record or the object is gone; an operator's pause or resume since our last write is no loss.
+   */
+  checkCurrent(): Promise<void> {
+    return this.#serialized(async () => {
+      this.#assertHeld()
+      const { snapshot } = await this.#session.read(Math.max(this.#deadline, this.#session.clock.now()))
+      if (this.#status !== LeaseStatus.Held) this.#assertHeld()
+      if (!snapshot) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
+      if (snapshot.record.token !== this.token) throw this.#takenOver(snapshot.record)
+    })
+  }
+
+  /**
    * Ends the lease: `expires_at` becomes 0, the token stays. Rejects `LockLostError` when the
    * lease was lost: nothing is written when it was taken over; when it ran out unrenewed, the
    * record is freed only if nobody wrote since (and the lease still counts as lost). Releasing

@@ -70,6 +70,12 @@ export interface LeaseOptions {
    * run of a newer tick compares before it replaces this one (`replaceIf`). @default none
    */
   readonly tick?: string
+  /**
+   * With `tick`: the holder promises to read the record at least this often (ms) and to stop
+   * when replaced (`lease.checkCurrent()`, as the lifecycle's replaceable runs do), written as
+   * `running.watch_ms`. Only such a holder may be replaced by a newer tick's run. @default none
+   */
+  readonly watchMs?: number
   /** Abandons the attempt; the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal
 }

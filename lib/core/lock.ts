@@ -39,7 +39,7 @@ import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
 import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
-import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, type LeaseTerm, validateTiming } from './timing.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
@@ -60,6 +60,8 @@ export class Lock {
   readonly #historySize: number
   /** Leases this instance handed out, so it never takes one over from itself while it is live. */
   readonly #issued = new Set<Lease>()
+  /** Each owner's acquisition under way here, which the owner's next call waits for. */
+  readonly #turns = new Map<string, Promise<Acquisition>>()
 
   constructor(options: LockOptions) {
     validateLockOptions(options)
@@ -90,10 +92,29 @@ export class Lock {
    * `acquired` with the lease, `held` with the holder's record, or `skipped` when `skipIf`
    * matched. Costs one read and one write; one write only when our own last write is current.
    */
-  async tryAcquire(options: TryAcquireOptions = {}): Promise<Acquisition> {
+  tryAcquire(options: TryAcquireOptions = {}): Promise<Acquisition> {
+    try {
+      validateTiming({ waitMs: options.waitMs ?? 0 }, 'tryAcquire', this.key)
+      this.#validateAcquisition(options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    // Calls for one owner take turns: a second call while the first is under way would find the
+    // first one's write naming its own owner, and take it over as a retry of a crashed run.
+    const owner = options.owner ?? this.owner
+    const turn = (this.#turns.get(owner) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.#tryAcquire(options))
+    this.#turns.set(owner, turn)
+    const forget = () => {
+      if (this.#turns.get(owner) === turn) this.#turns.delete(owner)
+    }
+    turn.then(forget, forget)
+    return turn
+  }
+
+  async #tryAcquire(options: TryAcquireOptions): Promise<Acquisition> {
     const { waitMs = 0, holdUntil } = options
-    validateTiming({ waitMs }, 'tryAcquire', this.key)
-    this.#validateAcquisition(options)
     const clock = this.#session.clock
     // No point waiting for a lease that would be over by the time we got it.
     const waitFor = holdUntil === undefined ? waitMs : Math.min(waitMs, holdUntil - clock.now())
@@ -204,10 +225,16 @@ export class Lock {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
       const token = session.nextToken(snapshot?.record.token)
+      // The token's wait comes before its write, so that the lease is handed out the moment the
+      // write lands: a lease held back after its write could be replaced or force-released
+      // meanwhile, and start after a higher token (docs/guarantees.md, I2).
+      await session.awaitToken(token, signal)
+      if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
       const term =
         holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
       const record = acquisitionRecord(snapshot?.record, owner, token, term, {
         tick: options.tick,
+        watchMs: options.watchMs,
         replacing,
         historySize: this.#historySize,
       })
@@ -217,7 +244,7 @@ export class Lock {
         case WriteStatus.Written:
           return {
             status: AcquireStatus.Acquired,
-            lease: await this.#handOut(record, result.etag, term, holdUntil),
+            lease: this.#handOut(record, result.etag, term.ttlMs, holdUntil),
             ...(replacing && snapshot && { replaced: snapshot.record }),
           }
         case WriteStatus.PreconditionFailed:
@@ -273,19 +300,16 @@ export class Lock {
     return undefined
   }
 
-  /** The lease of `record`, once written (as `etag`): handed out when the store's clock has passed its token. */
-  async #handOut(
-    record: LockRecord,
-    etag: string,
-    term: LeaseTerm,
-    holdUntil: number | undefined,
-  ): Promise<Lease> {
+  /**
+   * The lease of `record`, written (as `etag`) once the store's clock had passed its token: handed
+   * out and tracked at once, before anything else can run here.
+   */
+  #handOut(record: LockRecord, etag: string, ttlMs: number, holdUntil: number | undefined): Lease {
     const session = this.#session
     session.remember(record, etag)
-    await session.awaitToken(record.token)
-    // The lease starts now, with the store's clock at its token: its end by what we know now.
+    // The lease starts now, with the store's clock past its token: its end by what we know now.
     const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
-    const lease = new Lease(session, record, etag, deadline, term.ttlMs, this.#historySize)
+    const lease = new Lease(session, record, etag, deadline, ttlMs, this.#historySize)
     this.#issued.add(lease)
     return lease
   }
@@ -372,6 +396,15 @@ export class Lock {
 /** A snapshot known without a read (our own write, or a settle read's), as a read would report it. */
 function foundIn(snapshot: Snapshot): ReadOutcome {
   return { snapshot, unconfirmedAbsence: false }
+}
+
+/** An acquisition for an invocation that ended while it was under way: nothing is written. */
+function outOfTime(key: string, holdUntil: number): LockStoreError {
+  return new LockStoreError(
+    `Lock "${key}": the lease was to be held until ${new Date(holdUntil).toISOString()}, which passed ` +
+      'before it could be written (the store answered too slowly, or the process stalled); nothing was written',
+    { key, retryable: true },
+  )
 }
 
 /** A lock object that a create finds and a read cannot see: the reader lacks s3:GetObject. */

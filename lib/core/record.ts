@@ -47,6 +47,12 @@ export interface ScheduleFields {
 export interface RunningRecord {
   readonly token: number
   readonly tick: string
+  /**
+   * The holder reads the record at least this often (ms) while it runs, and stops when it finds
+   * itself replaced: only such a run may be replaced (`onHeld: 'replace'`), since one that never
+   * looks would run on beside its replacement to its end.
+   */
+  readonly watch_ms?: number
 }
 
 /** The run a newer tick's run replaced (`LockRecord.replaced`), so that the replaced run can tell. */
@@ -247,8 +253,12 @@ function isEndedByOperatorRecord(value: unknown): boolean {
 
 function isRunningRecord(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
-  const { token, tick } = value as Record<string, unknown>
-  return isCount(token) && typeof tick === 'string'
+  const { token, tick, watch_ms } = value as Record<string, unknown>
+  return (
+    isCount(token) &&
+    typeof tick === 'string' &&
+    (watch_ms === undefined || (typeof watch_ms === 'number' && Number.isFinite(watch_ms) && watch_ms > 0))
+  )
 }
 
 function isReplacedRecord(value: unknown): boolean {

@@ -179,17 +179,19 @@ export class StoreSession {
    * takes a higher one (see `tokenAfter`). While it waits, it asks the store the time at the
    * moments that narrow the estimate most (`nextProbeAt`): the wait ends as soon as the estimate
    * shows the store's clock past the token, and the next acquisitions of this process wait only
-   * as long as the narrowed estimate is wide. Not abortable: the token is written already, and a
-   * holder that gave up here would leave the lock held until it expires.
+   * as long as the narrowed estimate is wide. An acquisition waits here before it writes the
+   * token, so that its lease is handed out the moment its write lands (see `Lock`): `signal`
+   * abandons the wait, and nothing has been written then.
    */
-  async awaitToken(token: number): Promise<void> {
+  async awaitToken(token: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
+      signal?.throwIfAborted()
       const now = this.clock.now()
       const wait = tokenWaitMs(token, this.serverTime(now))
       if (wait <= 0) return
       const probe = nextProbeAt(this.#serverClock, now, now + wait)
-      if (probe === undefined) await this.clock.sleep(wait)
-      else if (probe.at > now) await this.clock.sleep(probe.at - now)
+      if (probe === undefined) await this.clock.sleep(wait, signal)
+      else if (probe.at > now) await this.clock.sleep(probe.at - now, signal)
       else await this.#prober.probe(probe, now + wait)
     }
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { LOCK_ENV } from '../config.js'
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
-import { runningTick } from '../core/holder-record.js'
+import { runningTick, runningWatchMs } from '../core/holder-record.js'
 import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
@@ -36,6 +36,13 @@ interface AttemptAt {
  * be behind the true time: a tick is judged ahead only beyond the clock-skew margin and this.
  */
 const ACQUIRED_AT_UNCERTAINTY_MS = 1_000
+
+/**
+ * How often a run that may be replaced (`onHeld: 'replace'`) reads its record, so that it stops
+ * within this once a newer tick's run took the lock: a read every 5 s (about 0.0005 USD per hour
+ * of running at S3's GET price), where a renewal alone would tell only every third of the ttl.
+ */
+export const REPLACEABLE_WATCH_MS = 5_000
 
 /** Locks kept per lifecycle (per key), so warm invocations re-acquire with one request. */
 const MAX_CACHED_LOCKS = 256
@@ -136,6 +143,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       report,
       throwOnLost: config.throwOnLost,
       pauseAfterFailures: config.pauseAfterFailures,
+      // It promised to watch (running.watch_ms) when it wrote its tick: only then may it be replaced.
+      ...(config.onHeld === OnHeld.Replace && tick !== undefined && { watchMs: REPLACEABLE_WATCH_MS }),
     })
     this.#active.add(run)
     const [level, message] =
@@ -202,11 +211,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     // is written for it.
     const skipIf = (record: LockRecord) =>
       record.paused !== undefined || (tick !== undefined && isTickDone(tick, record.last_run))
-    // Only a run of a newer tick replaces, and only a holder whose own acquisition named its tick.
-    const replaceIf =
-      this.#config.onHeld === OnHeld.Replace
-        ? (holder: LockRecord) => isNewerTick(tick, runningTick(holder))
-        : undefined
+    // Only a run of a newer tick replaces, and only a holder whose own acquisition named its tick
+    // and promised to watch for it: a holder that never looks would run on to its end.
+    const replaceable = this.#config.onHeld === OnHeld.Replace
+    const replaceIf = replaceable
+      ? (holder: LockRecord) => isNewerTick(tick, runningTick(holder)) && runningWatchMs(holder) !== undefined
+      : undefined
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
@@ -217,6 +227,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         skipIf,
         tick,
         replaceIf,
+        ...(replaceable && tick !== undefined && { watchMs: REPLACEABLE_WATCH_MS }),
       })
       return { attempt, waitMs: this.#clock.now() - started }
     } catch (error) {

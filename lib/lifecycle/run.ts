@@ -3,6 +3,7 @@ import { LockLostError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
 import { RunOutcome } from '../core/record.js'
+import { watchLease } from '../core/watch.js'
 import { countFailures } from './failures.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
@@ -23,6 +24,8 @@ export interface RunSettings {
   readonly throwOnLost: boolean
   /** Pause the job after this many failed runs in a row. */
   readonly pauseAfterFailures?: number | undefined
+  /** A replaceable run reads its record this often, to stop within that once replaced. */
+  readonly watchMs?: number | undefined
 }
 
 /**
@@ -36,6 +39,7 @@ export class SingletonRun {
   readonly #settings: RunSettings
   readonly #controller = new AbortController()
   readonly #stopHeartbeat: () => void
+  readonly #stopWatching: () => void
   // A signal aborts once: the loss is reported once, with no flag to keep.
   readonly #onLost = (): void => this.#reportLost()
   /** When the lease was taken, by the local clock: how long it was held is reported on release. */
@@ -64,6 +68,8 @@ export class SingletonRun {
                 error: asError(error),
               }),
           })
+    this.#stopWatching =
+      settings.watchMs === undefined ? () => {} : watchLease(lease, { everyMs: settings.watchMs, clock })
     this.handle = {
       key,
       token: lease.token,
@@ -101,6 +107,7 @@ export class SingletonRun {
     const lease = this.#lease
     const { key, tick, report, throwOnLost } = this.#settings
     this.#stopHeartbeat()
+    this.#stopWatching()
     // Stop the handler first: if it is still running (an early timeout), it must not go on
     // working while the next holder starts.
     this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))

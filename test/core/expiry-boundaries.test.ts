@@ -66,7 +66,9 @@ describe("a holder judges its own end by its own clock, early by the margin and 
     const { time, lock } = setup()
     const startedAt = time.now
     const lease = await leaseOf(lock('holder').tryAcquire())
-    expect(lease?.expiresAt.getTime()).toBe(startedAt + 10_000 - MARGIN - 1)
+    // The write waits for its token (1 ms here: the store's clock reads to the millisecond), and
+    // the lease counts from it: what the estimate leaves open is already spent by then.
+    expect(lease?.expiresAt.getTime()).toBe(startedAt + 10_000 - MARGIN)
   })
 
   it('counts a renewed lease from when the renewal was sent', async () => {

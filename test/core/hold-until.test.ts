@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockOptionsError } from '../../lib/index.js'
+import { Lock, LockOptionsError, LockStoreError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
@@ -24,9 +24,21 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
       )
     }
     expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0 })
-    const until = time.now + 1
+    const until = time.now + 2_000
     const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
     expect(lease?.expiresAt.getTime()).toBe(until)
+  })
+
+  it('writes nothing when holdUntil passes before the write could go out (the token’s wait outlasted it)', async () => {
+    const { time, store, lock } = setup()
+    const error = await lock('a')
+      .tryAcquire({ holdUntil: time.now + 1 })
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockStoreError)
+    expect(String(error)).toMatch(
+      /passed before it could be written; nothing was written|nothing was written/,
+    )
+    expect(store.peek('jobs/until')).toBeUndefined()
   })
 
   it('ends its lease at holdUntil, not a ttl later', async () => {

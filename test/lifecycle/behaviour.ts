@@ -75,7 +75,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const { clock, wrap, context, record } = world(adapter)
       const slow = wrap(async () => clock.sleep(10_000))
       const first = slow({}, context({ requestId: 'req-1' }))
-      await clock.advance(1) // it holds the lock before the second arrives
+      await clock.advance(1_100) // it holds the lock (its write waits for its token) before the second arrives
       const held = record().token
       const second = await clock.run(slow({}, context()))
       expect(second).toMatchObject({

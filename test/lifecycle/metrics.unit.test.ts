@@ -146,7 +146,7 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     const slow = wrap(async () => clock.sleep(5_000), metricsOptions())
     const waiting = wrap(async () => 'ran', metricsOptions({ waitMs: 1_000 }))
     const first = slow({}, context())
-    await clock.advance(1)
+    await clock.advance(1_100) // past the wait for its token: it holds the lock
     await clock.run(waiting({}, context()))
     await clock.run(first)
     const skip = metrics().find((m) => 'Held' in m)

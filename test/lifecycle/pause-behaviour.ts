@@ -97,7 +97,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
     it('lets the run that holds the lock finish when paused, and skips from the next run', async () => {
       const { clock, operator, start, invoke, outcomes, record } = world(adapter)
       const running = start({ sleep: 10_000 })
-      await clock.advance(1_000)
+      await clock.advance(2_000) // past the wait for its token: it holds the lock
       await operator.pause({ note: 'after this one' })
       expect(await clock.run(running)).toEqual({ ran: expect.any(Number) })
       expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'released'])
@@ -111,7 +111,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
     it('with now, ends the held lease: the run is told at its next write, and its release is refused', async () => {
       const { clock, operator, start, invoke, outcomes, record } = world(adapter, { ttlMs: 6_000 })
       const running = start({ sleep: 10_000 })
-      await clock.advance(1_000)
+      await clock.advance(2_000) // past the wait for its token: it holds the lock
       const token = record().token
       await operator.pause({ now: true, note: 'stop it' })
       await clock.run(running)

@@ -30,14 +30,14 @@ interface Run {
  * in Lambda), on one in-memory store and simulated time. The handler works until its signal
  * aborts or `work` ms have passed.
  */
-function world(adapter: Adapter, options: SingletonOptions = {}) {
+function world(adapter: Adapter, options: SingletonOptions = {}, first: SingletonOptions = {}) {
   const clock = new ManualClock()
   const memory = new MemoryLockStore({ clock, clockResolutionMs: 1_000 })
   const outcomes: OutcomeEvent[] = []
   const emf: string[] = []
   const runs: Run[] = []
   const record = () => JSON.parse(memory.peek(KEY) ?? 'null')
-  const container = () =>
+  const container = (own: SingletonOptions = {}) =>
     adapter(
       async (event, ctx) => {
         const run: Run = { token: ctx.singleton.token, tick: ctx.singleton.tick, startedAt: clock.now() }
@@ -61,9 +61,10 @@ function world(adapter: Adapter, options: SingletonOptions = {}) {
         ttlMs: 9_000, // heartbeat every 3 s
         clockSkewMarginMs: 1_000,
         ...options,
+        ...own,
       },
     )
-  const [a, b] = [container(), container()]
+  const [a, b] = [container(first), container()]
   const context = () => lambdaContext({ clock, timeoutMs: 900_000 })
   const tick = (time: string, work = 1_000) => ({ ...schedulerEvent(time), work })
   return { clock, memory, outcomes, emf, runs, record, a, b, context, tick }
@@ -111,6 +112,38 @@ export function describeReplaceBehaviour(name: string, adapter: Adapter): void {
         'completed',
       ])
       expect(record().history[0]).toMatchObject({ token: old?.token, tick: T1 })
+    })
+
+    it('never replaces a run that does not watch for it (a version with the default onHeld, its lease held to its deadline): the newer tick skips as held', async () => {
+      const { clock, outcomes, runs, a, b, context, tick, record } = world(
+        adapter,
+        {},
+        { onHeld: 'skip', ttlMs: undefined },
+      )
+      const first = a(tick(T1, 60_000), context())
+      await clock.advance(3_000) // past the wait for its token
+      expect(record().running).toEqual({ token: runs[0]?.token, tick: T1 }) // no watch_ms: it never looks
+      const skipped = await clock.run(b(tick(T2), context()))
+      expect(skipped).toMatchObject({ skipped: true, reason: 'held', token: runs[0]?.token })
+      expect(await clock.run(first)).toEqual({ ran: runs[0]?.token })
+      expect(runs).toHaveLength(1)
+      expect(outcomes.some((o) => o.outcome === 'replaced')).toBe(false)
+    })
+
+    it('stops a replaced run within the watch period (5 s), though its heartbeat is 20 s apart', async () => {
+      const { clock, runs, a, b, context, tick, record } = world(adapter, { ttlMs: 60_000 })
+      const first = a(tick(T1, 600_000), context())
+      first.catch(() => undefined)
+      await clock.advance(3_000)
+      expect(record().running).toMatchObject({ tick: T1, watch_ms: 5_000 })
+      await clock.run(b(tick(T2, 1_000), context()))
+      await clock.run(first.catch(() => undefined))
+      const replacedAt = (record().history as { outcome: string; ended: number }[]).find(
+        (entry) => entry.outcome === 'replaced',
+      )?.ended
+      expect(runs[0]?.abortReason).toMatchObject({ reason: 'replaced' })
+      const heardAfter = (runs[0]?.abortedAt ?? Number.POSITIVE_INFINITY) - (replacedAt ?? 0) * 1000
+      expect(heardAfter).toBeLessThanOrEqual(5_000 + 1_000) // a period, and the second the stamp may be off
     })
 
     it.each([

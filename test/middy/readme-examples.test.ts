@@ -80,7 +80,7 @@ describe('README: the checkpoint handler (examples/readme/handler.ts)', () => {
     }
     expect(tokens).toEqual([...tokens].sort((a, b) => a - b))
     expect(new Set(tokens).size).toBe(3)
-  })
+  }, 180_000) // fencedPut waits out its read validity (~2.25 s) for each part rewritten with the same bytes
 
   it('resumes a failed run from its checkpoint on the retry, then starts afresh on the next tick', async () => {
     quiet()
@@ -111,7 +111,7 @@ describe('README: the checkpoint handler (examples/readme/handler.ts)', () => {
     const { token: after } = next as { token: number }
     expect(after).toBeGreaterThan(retry)
     expect(await tokensOf(parts)).toEqual(parts.map(() => after))
-  })
+  }, 180_000) // fencedPut waits out its read validity (~2.25 s) for each part rewritten with the same bytes
 })
 
 describe('docs/api.md: the cursor handler (examples/readme/cursor.ts)', () => {

@@ -23,8 +23,10 @@ async function main(): Promise<number> {
     const shown = outcome.violations.length > 0 && !values.trace ? await shrink(outcome) : outcome
     for (const line of shown.trace) console.log(line)
     console.log(JSON.stringify(shown.scenario))
-    for (const violation of shown.violations) console.log(`VIOLATION (shrunk) ${violation.invariant}: ${violation.message}`)
-    for (const violation of outcome.violations) console.log(`VIOLATION ${violation.invariant}: ${violation.message}`)
+    for (const violation of shown.violations)
+      console.log(`VIOLATION (shrunk) ${violation.invariant}: ${violation.message}`)
+    for (const violation of outcome.violations)
+      console.log(`VIOLATION ${violation.invariant}: ${violation.message}`)
     console.log(`1 schedules, ${outcome.violations.length} violations`)
     return outcome.violations.length > 0 ? 1 : 0
   }
@@ -41,7 +43,9 @@ async function main(): Promise<number> {
     if (outcome.violations.length === 0) continue
     violations += outcome.violations.length
     const first = outcome.violations[0]
-    console.log(`seed ${seed}: ${first?.invariant}: ${first?.message}  (replay: npm run simulate -- --seed ${seed})`)
+    console.log(
+      `seed ${seed}: ${first?.invariant}: ${first?.message}  (replay: npm run simulate -- --seed ${seed})`,
+    )
     if (values['stop-at-first']) break
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1)

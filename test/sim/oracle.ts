@@ -103,7 +103,10 @@ export class Oracle {
       const { lease, process } = entry
       if (!process.alive || entry.released || !lease.isHeld || lease.remainingMs <= 0) continue
       const excuse = entry.superseded?.excuse
-      if (excuse === Excuse.Replaced && this.world.now - (entry.superseded?.at ?? 0) > REPLACED_STOP_BOUND_MS) {
+      if (
+        excuse === Excuse.Replaced &&
+        this.world.now - (entry.superseded?.at ?? 0) > REPLACED_STOP_BOUND_MS
+      ) {
         this.fail(
           'I1/W1',
           `${entry.label} (token ${lease.token}) was replaced by ${entry.superseded?.by} ` +
@@ -121,7 +124,8 @@ export class Oracle {
     // Forget what can never be live again.
     for (let i = this.#handed.length - 1; i >= 0; i--) {
       const entry = this.#handed[i] as Handed
-      if (!entry.process.alive || !entry.lease.isHeld || entry.lease.remainingMs <= 0) this.#handed.splice(i, 1)
+      if (!entry.process.alive || !entry.lease.isHeld || entry.lease.remainingMs <= 0)
+        this.#handed.splice(i, 1)
     }
   }
 
@@ -147,7 +151,9 @@ export class Oracle {
         if (token === entry.lease.token && write.body !== undefined && isReleased(write.body)) {
           entry.released = true
         }
-        if (entry.superseded !== undefined || token === entry.lease.token) continue
+        // An outside write-back may carry the lease's own token with an older expiry: W2 all the same.
+        const outside = write.kind === 'delete' || write.kind === 'write-back'
+        if (entry.superseded !== undefined || (token === entry.lease.token && !outside)) continue
         this.#supersede(entry, write.by, write.kind, write.body, write.at)
       }
     }

@@ -24,14 +24,23 @@ type Reduction = (scenario: Scenario) => Scenario
 function* smaller(scenario: Scenario): Generator<Reduction> {
   const without = <T>(items: readonly T[], index: number) => items.filter((_, i) => i !== index)
   for (let i = scenario.core.length - 1; i >= 0; i--) yield (s) => ({ ...s, core: without(s.core, i) })
-  for (let i = scenario.exclusive.length - 1; i >= 0; i--) yield (s) => ({ ...s, exclusive: without(s.exclusive, i) })
-  for (let i = scenario.functions.length - 1; i >= 0; i--) yield (s) => ({ ...s, functions: without(s.functions, i) })
+  for (let i = scenario.exclusive.length - 1; i >= 0; i--)
+    yield (s) => ({ ...s, exclusive: without(s.exclusive, i) })
+  for (let i = scenario.functions.length - 1; i >= 0; i--)
+    yield (s) => ({ ...s, functions: without(s.functions, i) })
   yield (s) => ({ ...s, operatorEveryMs: undefined })
   yield (s) => ({ ...s, tamperEveryMs: undefined })
   yield (s) => ({ ...s, crashEveryMs: undefined })
   yield (s) => ({ ...s, freezeEveryMs: undefined })
   yield (s) => ({ ...s, duplicates: 0 })
-  for (const fault of ['lostRequest', 'lostAnswer', 'unavailable', 'conflict', 'missingDate', 'slow'] as const) {
+  for (const fault of [
+    'lostRequest',
+    'lostAnswer',
+    'unavailable',
+    'conflict',
+    'missingDate',
+    'slow',
+  ] as const) {
     yield (s) => ({ ...s, faults: { ...s.faults, [fault]: NO_FAULTS[fault] } })
   }
 }

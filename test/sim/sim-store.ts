@@ -31,6 +31,8 @@ export interface StoreFaults {
    * write gets a new version, as DynamoDB's store makes it.
    */
   readonly etagIsDigest: boolean
+  /** A broken store that applies every conditional write (to show the oracle catches it). */
+  readonly ignoreConditions?: boolean
 }
 
 export const NO_FAULTS: StoreFaults = {
@@ -82,15 +84,19 @@ export class SimStore {
 
   /** The `LockStore` that `process` sees. */
   for(process: SimProcess): LockStore {
-    const call = <T>(options: StoreCallOptions | undefined, kind: 'read' | 'write', apply: () => T) =>
-      this.#call(process, options, kind, apply)
+    const call = <T extends object>(
+      options: StoreCallOptions | undefined,
+      kind: 'read' | 'write',
+      apply: () => T,
+    ) => this.#call(process, options, kind, apply)
     return {
       clockResolutionMs: 1_000,
       read: (key, options) => call(options, 'read', () => this.#read(key)),
       create: (key, body, options) => call(options, 'write', () => this.#create(process, key, body)),
       replace: (key, body, etag, options) =>
         call(options, 'write', () => this.#replace(process, key, body, etag)),
-      probeDate: async (_key, options) => (await call(options, 'read', () => ({}))).serverDate,
+      probeDate: async (_key, options) =>
+        (await call<{ serverDate?: number }>(options, 'read', () => ({}))).serverDate,
     }
   }
 
@@ -121,7 +127,7 @@ export class SimStore {
     options: StoreCallOptions | undefined,
     kind: 'read' | 'write',
     apply: () => T,
-  ): Promise<T & { serverDate?: number }> {
+  ): Promise<T> {
     const { world } = this
     const random = world.random
     const faults = this.faults
@@ -181,7 +187,8 @@ export class SimStore {
   }
 
   #create(process: SimProcess, key: string, body: string): WriteResult {
-    if (this.#objects.has(key)) return { status: WriteStatus.PreconditionFailed }
+    if (this.#objects.has(key) && !this.faults.ignoreConditions)
+      return { status: WriteStatus.PreconditionFailed }
     const etag = this.#put(key, body)
     this.#logged({ at: this.world.now, by: process.name, kind: 'create', body, etag })
     return { status: WriteStatus.Written, etag }
@@ -194,7 +201,8 @@ export class SimStore {
         ? { status: WriteStatus.PreconditionFailed }
         : { status: WriteStatus.Absent }
     }
-    if (object.etag !== etag) return { status: WriteStatus.PreconditionFailed }
+    if (object.etag !== etag && !this.faults.ignoreConditions)
+      return { status: WriteStatus.PreconditionFailed }
     const written = this.#put(key, body)
     this.#logged({ at: this.world.now, by: process.name, kind: 'replace', body, etag: written })
     return { status: WriteStatus.Written, etag: written }

@@ -103,7 +103,7 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
       if (options.keepTrace) trace.push(`${((world.now - 1_800_000_000_000) / 1000).toFixed(3)}s ${line}`)
     },
   }
-  store.onWrite = (write) => { stage.trace(`store: ${write.kind} by ${write.by}: ${summary(write.body)}`); if (process.env.SIM_BODIES) console.log(write.body) }
+  store.onWrite = (write) => stage.trace(`store: ${write.kind} by ${write.by}: ${summary(write.body)}`)
   // The library's own jitter falls back on Math.random where no `random` is passed (the
   // lifecycle's locks): the seed drives it too.
   const mathRandom = Math.random
@@ -111,7 +111,11 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
   try {
     const processes: SimProcess[] = []
     const spawn = (name: string) => {
-      const process = world.process(name, world.random.int(-30_000, 30_000), (world.random.next() - 0.5) * 0.002)
+      const process = world.process(
+        name,
+        world.random.int(-30_000, 30_000),
+        (world.random.next() - 0.5) * 0.002,
+      )
       processes.push(process)
       return process
     }
@@ -168,7 +172,9 @@ async function cron(stage: Stage, scenario: Scenario, functions: readonly Lambda
 async function crashes(stage: Stage, everyMs: number, everyone: () => SimProcess[]): Promise<void> {
   const { world } = stage
   while (world.now < stage.endAt) {
-    await new Promise<void>((resolve) => world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve))
+    await new Promise<void>((resolve) =>
+      world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve),
+    )
     const victim = world.random.pick(everyone())
     if (victim?.alive) {
       victim.crash()
@@ -180,7 +186,9 @@ async function crashes(stage: Stage, everyMs: number, everyone: () => SimProcess
 async function freezes(stage: Stage, everyMs: number, everyone: () => SimProcess[]): Promise<void> {
   const { world } = stage
   while (world.now < stage.endAt) {
-    await new Promise<void>((resolve) => world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve))
+    await new Promise<void>((resolve) =>
+      world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve),
+    )
     const victim = world.random.pick(everyone())
     if (victim?.alive) {
       const forMs = world.random.int(500, 20_000)
@@ -230,7 +238,10 @@ function summary(body: string | undefined): string {
   if (body === undefined) return '(none)'
   try {
     const { token, expires_at, owner, paused, replaced } = JSON.parse(body) as Record<string, unknown>
-    const until = expires_at === 0 ? 'released' : `expires ${((Number(expires_at) * 1000 - 1_800_000_000_000) / 1000).toFixed(3)}s`
+    const until =
+      expires_at === 0
+        ? 'released'
+        : `expires ${((Number(expires_at) * 1000 - 1_800_000_000_000) / 1000).toFixed(3)}s`
     return `token ${token} ${until} owner ${owner}${paused ? ' paused' : ''}${replaced ? ` replaced ${JSON.stringify(replaced)}` : ''}`
   } catch {
     return body.slice(0, 80)

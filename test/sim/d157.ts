@@ -1,3 +1,0 @@
-import { scenarioOf, simulate } from './simulation.js'
-const s = scenarioOf(157)
-const o = await simulate(s, { keepTrace: true })
