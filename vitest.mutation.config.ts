@@ -40,6 +40,8 @@ export default defineConfig({
       'test/s3/**',
       'test/dynamodb/**',
       'test/docs/**',
+      // The spin model of the protocol (a minute of model checking in child processes): no library code runs.
+      'test/model/**',
       // Runs the CLI in a child process with a package hidden: nothing mutated runs in this one.
       'test/cli/missing-sdk.unit.test.ts',
       // Reads records through release 1.0's parser with vi.mock, which a shared module graph
