@@ -222,7 +222,7 @@ export class LambdaFunction {
         const handle = context.singleton
         stage.oracle.handOut(handle.lease, process, `${process.name}/${context.awsRequestId}`)
         stage.trace(`${process.name} runs ${handle.tick} with token ${handle.token}`)
-        await work(stage, process, handle.signal, this.options.ttlMs ?? 3_000)
+        await work(stage, process, handle.signal, this.options.ttlMs ?? this.options.timeoutMs / 4)
         if (stage.world.random.chance(0.3)) await handle.saveCheckpoint({ at: handle.tick ?? null })
         if (stage.world.random.chance(0.2)) throw new JobFailed()
         return 'done'
