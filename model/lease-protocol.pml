@@ -1,58 +1,61 @@
 /*
  * The lease protocol of lambda-singleton (docs/how-it-works.md, lib/core), as a Promela model
  * for spin, checked exhaustively at small bounds by scripts/model-check.sh (`npm run model`).
+ * model/README.md says what each configuration checks, what it found, and where the model and
+ * the code may differ.
  *
  * What is modelled: one lock object in a store with conditional writes (create-if-absent,
  * replace-if-etag), NCALLS acquisitions ("calls") running at once, each in a process with its own
- * estimate of the store's clock, an operator, and the faults. A call acquires (read; absent ->
- * create; released or expired -> replace with the next token; held -> busy, or replace it when
- * it is a newer tick's run), waits for its token, is handed its lease, renews it, writes a fenced
- * target, and releases it. The faults: a lost answer (the write lands, the answer does not; the
- * call settles by reading), a crash at any step (the call restarts as a retry of the same
- * invocation: same owner, nothing else remembered), deletion of the lock object, and an old
- * record written back from outside. The operator force-releases, pauses (plainly or `now`) and
- * resumes. How the model and the code may differ is said in docs/guarantees.md (and in
- * scripts/model-check.sh's report); the short of it is at the end of this comment.
+ * estimate of the store's clock, an operator, and the faults. A call acquires as Lock.tryAcquire
+ * does since issue 24: calls for one owner take turns; a live lease of the same instance means
+ * held; read; absent -> create; released or expired -> replace; ours -> take over at once (a
+ * retry of the same invocation); held -> busy, or replace it when this run is a newer tick's.
+ * Its token, chosen from the clock as the read left it (above every token seen, at least the
+ * latest the store's clock may read), is waited for before the write (lower > T), and the lease
+ * is handed out as the write lands. It then renews, writes a fenced target (fencedPut: HEAD, then
+ * PUT If-Match), and releases (expires_at 0, token kept). The faults: a lost answer (the write
+ * lands, the answer does not; the call settles by reading its body back), a crash at any step
+ * (the call is retried with the same owner and nothing else remembered), deletion of the lock
+ * object, and the record before the current one written back from outside. The operator
+ * force-releases, pauses (plainly, or `now`) and resumes, each one read and one conditional write.
  *
  * Time is the store's clock `now`, in steps, advanced by its own process up to MAXT. A process
- * knows it only as an interval [lower, upper] that holds it (lib/core/server-clock.ts), at most
- * W wide on either side. Each use takes the interval that is worst for safety where one exists:
- * a contender judges expiry by lower = now (the earliest it may take over), a holder's deadline
- * is expires_at - M (the latest it may believe it holds); the token, which no choice makes worst,
- * takes every upper in now..now+W. The margin M is applied as timing.ts does: the holder ends
- * its lease M early, a contender judges it M late.
+ * knows it only as an interval [lower, upper] that holds it (lib/core/server-clock.ts), up to W
+ * on either side. Each use takes the interval that is worst for safety where one exists: a
+ * contender judges expiry by lower = now (the earliest it may take over), a holder's deadline
+ * is expires_at - M (the latest it may believe it holds), the wait ends at the first now > T;
+ * the token, which no choice makes worst, takes every upper in now..now+W. The margin M is
+ * applied as timing.ts does: the holder ends its lease M early, a contender judges it M late.
  *
- * The properties, in the words of the invariants (each an assert, checked where the state it
- * speaks of changes, so that every reachable state is covered):
+ * The properties, in the words of the invariants (asserts, checked wherever the state they speak
+ * of changes, so that they hold in every reachable state):
  *
  *  MUTEX  Never two calls that each believe they hold a live lease (handed out, its deadline not
  *         passed by their own view), apart from the admitted windows: a run that was replaced,
  *         force-released or paused `now`, or whose record was deleted or written back from
  *         outside, believes it holds its lease until it next writes (or its deadline passes).
  *         Such a run carries the flag `ousted`, and MUTEX leaves it out explicitly.
- *  TOKENS Tokens are handed out in strictly increasing order, also across deletion and
- *         write-back: each lease handed out carries a token above every one handed out before.
+ *  TOKENS Leases are handed out in strictly increasing token order, also across deletion and
+ *         write-back, apart from two admitted windows, each flagged and left out explicitly:
+ *         `stale`, an acquisition whose read came before a deletion or write-back from outside
+ *         (its token, chosen before, may not be above one written meanwhile: STRICT_TOKENS shows
+ *         it); `revived`, a call whose write landed with its answer lost, and whose record was
+ *         written over and then written back from outside before it settled: the settle read
+ *         finds its own body, as StoreSession's settle compares bodies (STRICT_REVIVED shows it).
  *  FENCE  The fenced target never accepts a write whose token is below one it accepted.
  *
- * Configurations (#define, set with spin -D): HASH_ETAGS (an etag is a function of the body, as
- * S3's MD5 ETag is; default: unique per write), SAMEINST (calls 0 and 1 are two concurrent calls
- * on one Lock instance: same owner, one set of issued leases), NCALLS (2 or 3).
- * The known defects, put back one at a time, each of which the check must find:
+ * Configurations (spin -D): HASH_ETAGS (an etag is a function of the body, as S3's MD5 ETag is;
+ * default: unique per write), SAMEINST (calls 0 and 1 are two concurrent calls on one Lock
+ * instance: one owner), and the bounds below. The known defects, put back one at a time, each
+ * of which the check must find:
  *  NO_WAIT          (a) a token is handed out before the store's clock has passed it;
- *  NO_RECHECK       (b) issue 24 finding 4: a run replaced while it waited for its token starts
- *                   anyway (the lease is handed out after the wait without looking again);
- *  SELF_TAKEOVER    (c) finding 5: a second concurrent call on one instance takes the lock over
- *                   "from its own owner" while the first call's lease is being handed out;
+ *  OLD_ORDER        (b) issue 24 finding 4, the order of b0dc18d: write, then wait for the token,
+ *                   then hand the lease out without looking again, so a run replaced (or taken
+ *                   over) while it waited starts after a higher token;
+ *  SELF_TAKEOVER    (c) finding 5: concurrent calls on one instance do not take turns, so the
+ *                   second takes the first one's live lease over "from its own owner";
  *  FENCE_SAME_BYTES (d) finding 1: with HASH_ETAGS, fencedPut writes identical bytes, so the
  *                   target's etag does not change and a stale holder's If-Match passes.
- *
- * Where the model is coarser than the code: a request's flight takes no time (the token is
- * chosen, and the write lands, in one step; the read that ends a token wait and the hand-out
- * are one step); the record has no history, state, cursor or running fields; there is no cache
- * of our own last write (every attempt reads); renewals write expires_at = now + TTL; the calls
- * of one instance do not share their highest token seen; the operator's pause is one write, and
- * a holder rebases over it in one step; 409s, 503s and a missing Date are not modelled (the
- * code retries them, they decide nothing); liveness is not checked.
  */
 
 #ifndef NCALLS
@@ -350,8 +353,10 @@ inline hand_out() {
   /* TOKENS, but for the admitted windows: a call whose read came before a deletion or write-back
      from outside (stale), or whose own record was written back in the same bytes while its lost
      answer was being settled (revived) */
-#ifdef STRICT_TOKENS
+#if defined(STRICT_TOKENS)
   assert(T > last_handed);
+#elif defined(STRICT_REVIVED)
+  assert(T > last_handed || stale[c]);
 #else
   assert(T > last_handed || stale[c] || revived[c]);
 #endif

@@ -45,6 +45,7 @@ const configurations = [
   'unique-operator',
   'hash-outside',
   'same-instance',
+  'three-calls',
 ]
 const defects = [
   ['defect-no-wait', 'TOKENS', 'a token handed out before the store clock passed it, with a deletion'],
@@ -56,6 +57,11 @@ const defects = [
   ['defect-self-takeover', 'MUTEX', 'a second concurrent call takes over from its own owner (finding 5)'],
   ['defect-fence-same-bytes', 'FENCE', 'fencedPut over identical bytes with MD5 etags (finding 1)'],
   ['window-deleted-during-wait', 'TOKENS', 'the admitted window: a deletion during a token wait'],
+  [
+    'window-written-back-while-settling',
+    'TOKENS',
+    'the admitted window: a write-back of our own record while a lost answer is settled',
+  ],
 ] as const
 
 describe(`the lease protocol model, checked exhaustively by spin${why}`, () => {
