@@ -31,6 +31,10 @@ export default defineConfig({
   test: {
     include: unit.test.include,
     exclude: [
+      // The simulator's seeds and the spin model cover every mutant and take seconds each: run
+      // per surviving mutant they would multiply the run time. `npm test` and CI still run them.
+      'test/sim/**',
+      'test/model/**',
       // The README's examples build their handlers as they load, which makes every mutant in the
       // option checks "static" for Stryker (re-run against the whole suite): twice the run time.
       // What they show is specified in test/lifecycle; `npm test` still runs them.

@@ -81,7 +81,17 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
     functionName: context.operator,
     awsRequestId: `${process.pid}-${randomUUID().slice(0, 8)}`,
   }
-  const start = await lifecycle.begin(undefined, invocation)
+  let start: Awaited<ReturnType<typeof lifecycle.begin>>
+  try {
+    start = await lifecycle.begin(undefined, invocation, context.signal)
+  } catch (error) {
+    if (!context.signal?.aborted) throw error
+    // Stopped while it waited for the lock: nothing was taken, nothing ran, nothing is recorded.
+    context.err(
+      logLine('WARN', 'interrupted while waiting for the lock; the command never started', { key: line.key }),
+    )
+    return ExitCode.Interrupted
+  }
   if (start.status === 'skipped') return skipCode(start.result, settings)
   const { run } = start
   // No await between this look and supervise's taking over the signals: none can slip between.

@@ -324,6 +324,10 @@ export class Lease {
             () => null,
           )
           if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
+          // The object is as our condition named it, yet the condition failed: the engine does not
+          // evaluate conditions as S3 and DynamoDB do (dynalite's = on maps). Writing again would
+          // spin until the lease ran out; say so at once, and keep the lease (nobody else wrote).
+          if (current?.etag === this.#etag) throw contradicted(this.key, this.#etag)
           // An operator paused or resumed the job: still our lease, with their change kept.
           const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
           if (current && rebased) {
@@ -433,4 +437,14 @@ export class Lease {
     this.#queue = run.catch(() => undefined)
     return run
   }
+}
+
+/** A store that failed a condition its object meets: nothing was written, and no retry can help. */
+function contradicted(key: string, etag: string): LockStoreError {
+  return new LockStoreError(
+    `Lock "${key}": the store answered precondition-failed to a write conditional on version ` +
+      `${etag}, yet a read shows the object at that very version: this engine does not evaluate ` +
+      'conditional writes as S3 and DynamoDB do; nothing was written',
+    { key, retryable: false },
+  )
 }

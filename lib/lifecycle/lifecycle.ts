@@ -72,8 +72,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     this.#metrics = new EmfMetrics(this.#config.metrics, () => this.#clock.now())
   }
 
-  /** Acquires for one invocation: a running `SingletonRun`, or why the handler must not run. */
-  async begin(event: TEvent, context: TContext): Promise<RunStart> {
+  /**
+   * Acquires for one invocation: a running `SingletonRun`, or why the handler must not run.
+   * `signal` abandons the acquisition (a wait for the lock included): it rejects with the
+   * signal's reason, reported as nothing (the caller was stopped, nothing failed).
+   */
+  async begin(event: TEvent, context: TContext, signal?: AbortSignal): Promise<RunStart> {
     await this.#sweepAbandoned()
     const config = this.#config
     const key = this.#keyOf(event, context)
@@ -82,7 +86,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     if (late) return late
     const timing = runTiming(config, context, this.#clock)
     const report = this.#reportFor(context)
-    const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report)
+    const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report, signal)
 
     const at = { key, tick, waitMs }
     switch (attempt.status) {
@@ -206,6 +210,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     timing: RunTiming,
     context: TContext,
     report: Report,
+    signal: AbortSignal | undefined,
   ): Promise<{ attempt: Acquisition; waitMs: number }> {
     // A paused job, or a tick that already ran, is recognised from the record as read: nothing
     // is written for it.
@@ -228,9 +233,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         tick,
         replaceIf,
         ...(replaceable && tick !== undefined && { watchMs: REPLACEABLE_WATCH_MS }),
+        ...(signal && { signal }),
       })
       return { attempt, waitMs: this.#clock.now() - started }
     } catch (error) {
+      // Stopped by the caller (a signal to exec while it waits): nothing failed.
+      if (signal?.aborted) throw error
       report('error', 'lock could not be acquired', {
         outcome: Outcome.Error,
         key,

@@ -6,10 +6,12 @@ import { KEY, world } from './world.js'
  * its lease runs out, and every run until then skips. No release failure goes unlogged.
  */
 describe('a release that fails', () => {
-  it('is logged at error level with the key and the reason when its lease runs out while it is written', async () => {
+  it('is logged at error level with the key and the reason when the engine refuses a write whose condition holds', async () => {
     const { clock, store, wrap, context, lines, outcomes } = world()
+    const start = clock.now()
     // An engine that refuses every write though the record is unchanged (as dynalite did), each
-    // answer after half a second: the release retries until the lease is over.
+    // answer after half a second: the release says so after one read, instead of retrying until
+    // the lease is over.
     const refused = Array.from({ length: 200 }, () => async () => {
       await clock.sleep(500)
       return 'precondition-failed' as const
@@ -20,7 +22,9 @@ describe('a release that fails', () => {
     await clock.run(handler({}, context({ timeoutMs: 10_000 })))
     expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'release-failed'])
     const failed = outcomes.find((o) => o.outcome === 'release-failed')
-    expect(failed).toMatchObject({ key: KEY, error: { name: 'LockLostError', reason: 'expired' } })
+    expect(failed).toMatchObject({ key: KEY, error: { name: 'LockStoreError' } })
+    expect(String((failed as { error?: unknown }).error)).toMatch(/precondition-failed .* yet a read shows/)
+    expect(clock.now() - start).toBeLessThan(2_000)
     expect(lines).toContainEqual(
       expect.objectContaining({
         level: 'error',

@@ -206,7 +206,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
       (e: unknown) => e,
     )
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
-    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 2, PutObject: 1 })
+    expect(withoutClockProbes(requests.byOperation)).toEqual({ GetObject: 2, PutObject: 1 })
     counting.destroy()
   })
 
@@ -219,7 +219,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
       (e: unknown) => e,
     )
     expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
-    expect(Object.fromEntries(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
+    expect(withoutClockProbes(requests.byOperation)).toEqual({ GetObject: 1, PutObject: 1 })
     counting.destroy()
   })
 })
@@ -314,4 +314,13 @@ describe('S3LockStore etag quoting', () => {
 async function proxyEndpoint(): Promise<string> {
   const endpoint = await viaProxy.config.endpoint?.()
   return `${endpoint?.protocol}//${endpoint?.hostname}:${endpoint?.port}`
+}
+
+/**
+ * Requests by operation, leaving out the HEADs that ask the store's time while a new token's
+ * wait goes on (it comes before the write): what these specs count is retries.
+ */
+function withoutClockProbes(byOperation: Map<string, number>): Record<string, number> {
+  const { HeadObject: _probes, ...rest } = Object.fromEntries(byOperation)
+  return rest
 }

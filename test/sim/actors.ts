@@ -11,7 +11,7 @@ import { Lock } from '../../lib/core/lock.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
 import { withSingleton } from '../../lib/lambda/with-singleton.js'
 import { LockHeldError } from '../../lib/lifecycle/errors.js'
-import { silentLogger } from '../../lib/lifecycle/logger.js'
+import type { SingletonLogger } from '../../lib/lifecycle/logger.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
 import type { Oracle } from './oracle.js'
 import type { SimStore } from './sim-store.js'
@@ -145,6 +145,9 @@ export async function exclusiveContender(
   }
 }
 
+/** Longer than a release takes through a lost answer, its settle read and a retry. */
+const RELEASE_STALL_MS = 8_000
+
 /** A scheduled tick: its id (the scheduled time) and when it is due, by true time. */
 export interface Tick {
   readonly id: string
@@ -160,6 +163,13 @@ export class LambdaFunction {
   #process: SimProcess
   #handler: (event: unknown, context: object) => Promise<unknown>
   #instance = 0
+  /** Warnings and errors the lifecycle logged, by invocation: what an operator would see. */
+  readonly #heard = new Map<number, string[]>()
+  /** The lease each invocation's run was handed (two may share a request id). */
+  readonly #leases = new Map<number, Lease>()
+  #calls = 0
+  /** When each invocation's handler returned (the lifecycle is releasing), by true time. */
+  readonly #returned = new Map<number, number>()
 
   constructor(
     readonly stage: Stage,
@@ -186,16 +196,67 @@ export class LambdaFunction {
       getRemainingTimeInMillis: () => Math.max(0, deadline - process.clock.now()),
     }
     // Lambda ends an invocation that outlives its timeout by ending its process.
+    const call = this.#calls++
     const kill = process.clock.schedule(this.options.timeoutMs, () => {
       stage.trace(`${process.name} timed out on ${tick.id}: Lambda ends the process`)
+      // The handler was done long before, and the library kept the invocation going to its
+      // timeout: it must have said why (a release it could not make), or nobody ever hears. A
+      // release caught by the timeout within a lost answer and its retry is no news.
+      const returnedAt = this.#returned.get(call)
+      const stalledMs = returnedAt === undefined ? 0 : stage.world.now - returnedAt
+      if (stalledMs > RELEASE_STALL_MS && (this.#heard.get(call) ?? []).length === 0) {
+        stage.oracle.fail(
+          'I5',
+          `${process.name}/${requestId}: its handler had returned, its release was still under way when Lambda ended the invocation, and nothing was logged`,
+        )
+      }
       process.crash()
     })
     try {
-      await this.#handler({ time: tick.id }, context)
+      await this.#handler({ time: tick.id, call }, context)
     } catch (error) {
       unexpected(stage, process.name, error)
     } finally {
       kill()
+    }
+    this.#returned.delete(call)
+    this.#checkHeard(call, requestId)
+  }
+
+  /**
+   * I5: a run whose release did not land, and whose lease nobody else took, said so in a warning
+   * or an error: a release failure is never silent.
+   */
+  #checkHeard(call: number, requestId: string): void {
+    const lease = this.#leases.get(call)
+    this.#leases.delete(call)
+    const heard = this.#heard.get(call) ?? []
+    this.#heard.delete(call)
+    if (!lease || !this.#process.alive) return
+    const object = this.stage.store.peek(this.stage.key)
+    const stored = object ? (JSON.parse(object.body) as { token?: number; expires_at?: number }) : undefined
+    const stillHeld = stored?.token === lease.token && stored.expires_at !== 0
+    if (stillHeld && heard.length === 0) {
+      this.stage.oracle.fail(
+        'I5',
+        `${this.#process.name}/${requestId} ended with its lease (token ${lease.token}) still held at the store, and logged nothing`,
+      )
+    }
+  }
+
+  #logger(): SingletonLogger {
+    const note = (fields: Record<string, unknown> | undefined, message: string) => {
+      const token = typeof fields?.token === 'number' ? fields.token : undefined
+      for (const [call, lease] of this.#leases) {
+        if (token === undefined || token === lease.token) {
+          this.#heard.set(call, [...(this.#heard.get(call) ?? []), message])
+        }
+      }
+    }
+    return {
+      info: () => {},
+      warn: (message, fields) => note(fields, message),
+      error: (message, fields) => note(fields, message),
     }
   }
 
@@ -217,13 +278,19 @@ export class LambdaFunction {
     const { stage } = this
     const process = this.#process
     const replaceable = this.options.onHeld === OnHeld.Replace
-    return withSingleton<{ time: string }, string, { functionName: string; awsRequestId: string }>(
-      async (_event, context) => {
+    return withSingleton<
+      { time: string; call: number },
+      string,
+      { functionName: string; awsRequestId: string }
+    >(
+      async (event, context) => {
         const handle = context.singleton
+        this.#leases.set(event.call, handle.lease)
         stage.oracle.handOut(handle.lease, process, `${process.name}/${context.awsRequestId}`)
         stage.trace(`${process.name} runs ${handle.tick} with token ${handle.token}`)
         await work(stage, process, handle.signal, this.options.ttlMs ?? this.options.timeoutMs / 4)
         if (stage.world.random.chance(0.3)) await handle.saveCheckpoint({ at: handle.tick ?? null })
+        this.#returned.set(event.call, stage.world.now)
         if (stage.world.random.chance(0.2)) throw new JobFailed()
         return 'done'
       },
@@ -237,7 +304,7 @@ export class LambdaFunction {
         clockSkewMarginMs: stage.marginMs,
         historySize: this.options.historySize,
         clock: process.clock,
-        logger: silentLogger,
+        logger: this.#logger(),
         metrics: false,
         tickId: (event: { time: string }) => event.time,
       },

@@ -33,6 +33,13 @@ export interface StoreFaults {
   readonly etagIsDigest: boolean
   /** A broken store that applies every conditional write (to show the oracle catches it). */
   readonly ignoreConditions?: boolean
+  /**
+   * dynalite's answer shape, as the DynamoDB store met it before it learned to compare maps
+   * leaf by leaf: a replace over a record holding a map or a list (`running`, `history`, `state`)
+   * fails its condition although nothing changed. The library cannot work on such an engine; it
+   * must say so, never fail silently.
+   */
+  readonly mapsNeverEqual?: boolean
 }
 
 export const NO_FAULTS: StoreFaults = {
@@ -203,6 +210,9 @@ export class SimStore {
     }
     if (object.etag !== etag && !this.faults.ignoreConditions)
       return { status: WriteStatus.PreconditionFailed }
+    if (this.faults.mapsNeverEqual && /"(running|history|state)":/.test(object.body)) {
+      return { status: WriteStatus.PreconditionFailed }
+    }
     const written = this.#put(key, body)
     this.#logged({ at: this.world.now, by: process.name, kind: 'replace', body, etag: written })
     return { status: WriteStatus.Written, etag: written }

@@ -81,6 +81,7 @@ export function scenarioOf(seed: number): Scenario {
       slow: p(0.05),
       absentAsPreconditionFailed: random.chance(0.5),
       etagIsDigest: random.chance(0.7),
+      mapsNeverEqual: random.chance(0.1),
     },
   }
 }
@@ -132,15 +133,18 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
     if (scenario.operatorEveryMs) running.push(operator(stage, scenario.operatorEveryMs))
     if (scenario.tamperEveryMs) running.push(tamperer(stage, scenario.tamperEveryMs))
     const everyone = () => [...processes, ...functions.map((fn) => fn.process)]
-    if (scenario.crashEveryMs) running.push(crashes(stage, scenario.crashEveryMs, everyone))
-    if (scenario.freezeEveryMs) running.push(freezes(stage, scenario.freezeEveryMs, everyone))
+    if (scenario.crashEveryMs) running.push(strikes(stage, scenario.crashEveryMs, everyone, crash))
+    if (scenario.freezeEveryMs)
+      running.push(strikes(stage, scenario.freezeEveryMs, everyone, freezeFor(stage)))
     for (const promise of running) promise.catch((error) => oracle.fail('errors', `an actor threw: ${error}`))
 
     await world.runUntil(endAt, () => oracle.check())
     store.faults = { ...NO_FAULTS, etagIsDigest: scenario.faults.etagIsDigest }
     // Let what is under way finish (leases run out, releases land), then a newcomer must get in.
     await world.runUntil(endAt + 60_000, () => oracle.check())
-    await liveness(stage)
+    // On an engine that cannot evaluate the conditions (dynalite's maps), nothing can be promised
+    // but that it is said: I6 does not apply.
+    if (!scenario.faults.mapsNeverEqual) await liveness(stage)
     return { scenario, violations: oracle.violations, trace, steps: world.steps }
   } finally {
     Math.random = mathRandom
@@ -170,34 +174,35 @@ async function cron(stage: Stage, scenario: Scenario, functions: readonly Lambda
   }
 }
 
-async function crashes(stage: Stage, everyMs: number, everyone: () => SimProcess[]): Promise<void> {
+/** Every `everyMs` or so, strikes one live process: `strike` crashes or freezes it. */
+async function strikes(
+  stage: Stage,
+  everyMs: number,
+  everyone: () => SimProcess[],
+  strike: (victim: SimProcess) => string,
+): Promise<void> {
   const { world } = stage
   while (world.now < stage.endAt) {
     await new Promise<void>((resolve) =>
       world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve),
     )
     const victim = world.random.pick(everyone())
-    if (victim?.alive) {
-      victim.crash()
-      stage.trace(`${victim.name} crashed`)
-    }
+    if (victim?.alive) stage.trace(`${victim.name} ${strike(victim)}`)
   }
 }
 
-async function freezes(stage: Stage, everyMs: number, everyone: () => SimProcess[]): Promise<void> {
-  const { world } = stage
-  while (world.now < stage.endAt) {
-    await new Promise<void>((resolve) =>
-      world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve),
-    )
-    const victim = world.random.pick(everyone())
-    if (victim?.alive) {
-      const forMs = world.random.int(500, 20_000)
-      victim.freeze(forMs)
-      stage.trace(`${victim.name} frozen for ${forMs} ms`)
-    }
-  }
+const crash = (victim: SimProcess): string => {
+  victim.crash()
+  return 'crashed'
 }
+
+const freezeFor =
+  (stage: Stage) =>
+  (victim: SimProcess): string => {
+    const forMs = stage.world.random.int(500, 20_000)
+    victim.freeze(forMs)
+    return `frozen for ${forMs} ms`
+  }
 
 /**
  * I6: with the faults stopped and every run over, a newcomer gets the lock (after resuming the
