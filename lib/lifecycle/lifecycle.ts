@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { LOCK_ENV } from '../config.js'
 import { type Clock, systemClock } from '../core/clock.js'
-import { LockOptionsError } from '../core/errors.js'
+import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { runningTick, runningWatchMs } from '../core/holder-record.js'
 import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
@@ -225,6 +225,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     try {
       const lock = await this.#lockFor(key)
       const started = this.#clock.now()
+      // Frozen or blocked past its own deadline before its turn came: no lease could be of use.
+      if (timing.covers === 'invocation' && timing.invocationEnd <= started) throw noTimeLeft(key)
       const attempt = await lock.tryAcquire({
         ...leaseRequest(timing),
         owner: ownerOf(context),
@@ -338,6 +340,15 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     }
     return `${keyPrefix}${name}`
   }
+}
+
+/** An invocation whose deadline passed before it asked for the lock: nothing is asked of the store. */
+function noTimeLeft(key: string): LockStoreError {
+  return new LockStoreError(
+    `Lock "${key}": the invocation's deadline passed before the lock was asked for (the process was ` +
+      'frozen or its event loop blocked); nothing was asked of the store',
+    { key, retryable: true },
+  )
 }
 
 /** One owner per invocation: the request id, which a retry of the same invocation keeps. */
