@@ -444,7 +444,7 @@ function contradicted(key: string, etag: string): LockStoreError {
   return new LockStoreError(
     `Lock "${key}": the store answered precondition-failed to a write conditional on version ` +
       `${etag}, yet a read shows the object at that very version: this engine does not evaluate ` +
-      'conditional writes as S3 and DynamoDB do; nothing was written',
+      'conditional writes as the store contract requires; nothing was written',
     { key, retryable: false },
   )
 }
