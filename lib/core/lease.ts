@@ -15,7 +15,7 @@ import {
   withSchedule,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
-import type { StoreSession } from './store-session.js'
+import type { Snapshot, StoreSession } from './store-session.js'
 
 /**
  * Fields a holder may set on the record when it writes. The record carries two kinds of memory:
@@ -328,28 +328,17 @@ export class Lease {
           // evaluate conditions as S3 and DynamoDB do (dynalite's = on maps). Writing again would
           // spin until the lease ran out; say so at once, and keep the lease (nobody else wrote).
           if (current?.etag === this.#etag) throw contradicted(this.key, this.#etag)
-          // An operator paused or resumed the job: still our lease, with their change kept.
-          const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
-          if (current && rebased) {
-            record = rebased
-            body = serializeRecord(rebased)
-            this.#record = current.record
-            this.#etag = current.etag
-            continue
-          }
-          throw this.#takenOver(current?.record)
+          record = this.#carriedOver(current, record)
+          body = serializeRecord(record)
+          continue
         }
         case WriteStatus.Conflict: {
           // Someone else's conditional write was in flight. If it did not land, ours may.
           const { snapshot: current } = await this.#session.read(budgetDeadline)
           if (current?.etag !== this.#etag) {
             // It landed: an operator's pause or resume is carried over, as after a 412.
-            const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
-            if (!current || !rebased) throw this.#takenOver(current?.record)
-            record = rebased
-            body = serializeRecord(rebased)
-            this.#record = current.record
-            this.#etag = current.etag
+            record = this.#carriedOver(current, record)
+            body = serializeRecord(record)
             continue
           }
           // Each conflict is someone else's write in flight: try again while time is left.
@@ -363,6 +352,19 @@ export class Lease {
         }
       }
     }
+  }
+
+  /**
+   * Someone wrote the record since our last write (`current`, or null when it could not be read):
+   * an operator's pause or resume is still our lease, and `record` is rebased on their write (the
+   * record to write now); anything else ends the lease.
+   */
+  #carriedOver(current: Snapshot | null | undefined, record: LockRecord): LockRecord {
+    const rebased = current && rebaseOnOperatorWrite(this.#record, current.record, record)
+    if (!current || !rebased) throw this.#takenOver(current?.record)
+    this.#record = current.record
+    this.#etag = current.etag
+    return rebased
   }
 
   /**

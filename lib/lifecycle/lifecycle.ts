@@ -147,8 +147,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       report,
       throwOnLost: config.throwOnLost,
       pauseAfterFailures: config.pauseAfterFailures,
-      // It promised to watch (running.watch_ms) when it wrote its tick: only then may it be replaced.
-      ...(config.onHeld === OnHeld.Replace && tick !== undefined && { watchMs: REPLACEABLE_WATCH_MS }),
+      // It promised to watch when it wrote its tick (running.watch_ms): only then may it be replaced.
+      watchMs: runningWatchMs(lease.record),
     })
     this.#active.add(run)
     const [level, message] =
