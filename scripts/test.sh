@@ -11,4 +11,5 @@ npx tsc -p tsconfig.json --noEmit
 npx biome check .
 # The public surface: the committed API reports (api/*.api.md) must match the built declarations.
 npm run --silent api:check
-npx vitest run "$@"
+# The default reporter for people; a JSON one for .ci/run's closing count (scripts/test-summary.mjs).
+npx vitest run --reporter=default --reporter=json --outputFile.json=reports/vitest/results.json "$@"

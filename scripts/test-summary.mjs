@@ -1,0 +1,20 @@
+// Prints the closing count of the last `npm test` (reports/vitest/results.json) as one plain line,
+// 'tests: N passed, N failed, N skipped', so that whoever reads only the end of a CI log (after the
+// simulator, the soak and Stryker have printed theirs) sees how many tests ran.
+import { readFileSync } from 'node:fs'
+
+const path = process.argv[2] ?? 'reports/vitest/results.json'
+let results
+try {
+  results = JSON.parse(readFileSync(path, 'utf8'))
+} catch (error) {
+  console.error(`test-summary: cannot read ${path}: ${error.message}`)
+  process.exit(1)
+}
+const { numPassedTests, numFailedTests, numPendingTests = 0, numTodoTests = 0 } = results
+if (typeof numPassedTests !== 'number' || typeof numFailedTests !== 'number') {
+  console.error(`test-summary: ${path} holds no test counts`)
+  process.exit(1)
+}
+console.log(`tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`)
+if (numPassedTests === 0 || numFailedTests > 0) process.exit(1)
