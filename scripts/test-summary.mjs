@@ -16,5 +16,7 @@ if (typeof numPassedTests !== 'number' || typeof numFailedTests !== 'number') {
   console.error(`test-summary: ${path} holds no test counts`)
   process.exit(1)
 }
-console.log(`tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`)
+console.log(
+  `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`,
+)
 if (numPassedTests === 0 || numFailedTests > 0) process.exit(1)
