@@ -2,12 +2,14 @@
  * `lambda-singleton exec`: the lock around any command, for jobs that outgrow Lambda (an ECS or
  * Fargate task, a Kubernetes CronJob, cron on several hosts). A third thin adapter over the run
  * lifecycle that `singleton()` and `withSingleton()` use: the lifecycle names the owner, acquires
- * (waiting, skipping a tick that completed), heartbeats, reports and releases; this file only
- * runs the command (process-group.ts: the command and all it starts), passes signals on to it,
- * and stops it when the lease is lost.
+ * (waiting, skipping a tick that completed), heartbeats, reports and releases; lib/exec runs the
+ * command (the command and all it starts), passes signals on to it, and stops it when the lease
+ * is lost. This file gives lib/exec the real world: processes, timers, the process's signals.
  */
 import { randomUUID } from 'node:crypto'
-import { LockLostError, LostReason } from '../core/errors.js'
+import { logLine } from '../exec/log-line.js'
+import { ProcessGroup, type Shortfall } from '../exec/process-group.js'
+import { type SignalSource, supervise } from '../exec/supervise.js'
 import type { InvocationContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonLogger } from '../lifecycle/logger.js'
@@ -17,27 +19,23 @@ import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
 import type { CommandContext } from './commands.js'
 import { type ExecLine, ExecOnHeld } from './exec-args.js'
 import { ExitCode } from './exit-codes.js'
-import { ProcessGroup, type Shortfall } from './process-group.js'
-
-/** What the command finds in its environment, besides everything the wrapper had. */
-export const EXEC_ENV = {
-  token: 'LAMBDA_SINGLETON_TOKEN',
-  key: 'LAMBDA_SINGLETON_KEY',
-  owner: 'LAMBDA_SINGLETON_OWNER',
-  /** The lease's end when the command started (ISO 8601); the wrapper renews it while it runs. */
-  expiresAt: 'LAMBDA_SINGLETON_EXPIRES_AT',
-  /** The `--tick`, when given. */
-  tick: 'LAMBDA_SINGLETON_TICK',
-} as const
 
 /** Signals passed on to the command: a container stop (SIGTERM), Ctrl-C, a closed terminal. */
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 let forwarding = 0
 
-const DELIBERATE_LOSS: Readonly<Record<string, string>> = {
-  [LostReason.Replaced]: 'replaced by a run of a newer tick',
-  [LostReason.ReleasedByOperator]: 'released by an operator',
+/** The process's signals, counted while subscribed: main.ts leaves them alone meanwhile. */
+export const processSignals: SignalSource = {
+  subscribe(listener) {
+    const pass = (signal: NodeJS.Signals) => listener(signal)
+    forwarding++
+    for (const signal of FORWARDED) process.on(signal, pass)
+    return () => {
+      for (const signal of FORWARDED) process.off(signal, pass)
+      forwarding--
+    }
+  },
 }
 
 /**
@@ -47,12 +45,6 @@ const DELIBERATE_LOSS: Readonly<Record<string, string>> = {
  */
 export function forwardsSignals(): boolean {
   return forwarding > 0
-}
-
-/** How the command ended: its exit status, and whether the lease was lost meanwhile. */
-interface Ended {
-  readonly status: number
-  readonly lost: boolean
 }
 
 export async function exec(context: CommandContext): Promise<ExitCode> {
@@ -96,7 +88,12 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
   const { run } = start
   // No await between this look and supervise's taking over the signals: none can slip between.
   if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
-  const ended = await supervise(run, settings, context.err)
+  const { err } = context
+  const ended = await supervise(run.handle, settings, {
+    start: startWarning(err),
+    signals: processSignals,
+    err,
+  })
   const fields = { key: line.key, token: run.handle.token, status: ended.status, lost: ended.lost }
   context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
@@ -149,80 +146,13 @@ function skipCode(result: SkipResult, settings: ExecLine): ExitCode {
     : ExitCode.Ok
 }
 
-/**
- * Runs the command, in a process group of its own, with the lease in its environment, until no
- * process of the group runs. Passes the process's signals on to the group; when the lease is
- * lost, sends it SIGTERM. However the group is asked to stop, it gets SIGKILL `killAfterMs` later
- * if any of it still runs.
- */
-async function supervise(run: SingletonRun, settings: ExecLine, err: (text: string) => void): Promise<Ended> {
-  const { handle } = run
-  const group = new ProcessGroup(settings.argv, commandEnv(run, settings.tick))
-  warnShortfall(group.shortfall, err)
-  let lost = false
-  let killTimer: NodeJS.Timeout | undefined
-  const stop = (signal: NodeJS.Signals) => {
-    group.signal(signal)
-    killTimer ??= setTimeout(() => group.signal('SIGKILL'), settings.killAfterMs)
+/** Starts the real process group, saying what the platform cannot promise about it. */
+function startWarning(err: (text: string) => void) {
+  return (argv: readonly [string, ...string[]], env: NodeJS.ProcessEnv): ProcessGroup => {
+    const group = new ProcessGroup(argv, env)
+    warnShortfall(group.shortfall, err)
+    return group
   }
-  const onLost = () => {
-    lost = true
-    const { reason } = handle.signal
-    const why = reason instanceof LockLostError ? reason.reason : undefined
-    // A newer tick's replacement and an operator's takeover are done on purpose: warnings.
-    const what = DELIBERATE_LOSS[why ?? ''] ?? 'lost'
-    err(
-      logLine(what === 'lost' ? 'ERROR' : 'WARN', `stopping the command: the lease was ${what}`, {
-        key: handle.key,
-        token: handle.token,
-        pid: group.pid,
-        killAfterMs: settings.killAfterMs,
-      }),
-    )
-    stop('SIGTERM')
-  }
-  forwarding++
-  for (const signal of FORWARDED) process.on(signal, stop)
-  if (handle.signal.aborted) onLost()
-  else handle.signal.addEventListener('abort', onLost, { once: true })
-  try {
-    return { status: await outlive(group, settings.argv[0], handle.key, err), lost }
-  } finally {
-    clearTimeout(killTimer)
-    group.close()
-    handle.signal.removeEventListener('abort', onLost)
-    for (const signal of FORWARDED) process.off(signal, stop)
-    forwarding--
-  }
-}
-
-/**
- * The command's status, once no process of its group runs: what the command started and left
- * behind is the job too, and keeps the lock, as a `flock(1)` command's children keep theirs.
- */
-async function outlive(
-  group: ProcessGroup,
-  program: string,
-  key: string,
-  err: (text: string) => void,
-): Promise<number> {
-  const ended = await group.leaderExit
-  if (ended.kind === 'not-started') {
-    const { error } = ended
-    err(logLine('ERROR', `cannot run ${program}: ${error.message}`, { key, code: error.code }))
-    return error.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
-  }
-  if (group.running) {
-    err(
-      logLine('INFO', 'command exited; processes it started still run, and keep the lock until they end', {
-        key,
-        status: ended.status,
-        pgid: group.pid,
-      }),
-    )
-    await group.gone()
-  }
-  return ended.status
 }
 
 let warned = false
@@ -237,18 +167,6 @@ function warnShortfall(shortfall: Shortfall, err: (text: string) => void): void 
   err(logLine('WARN', message, { setpriv: !shortfall.setpriv, watchdog: !shortfall.shell }))
 }
 
-function commandEnv(run: SingletonRun, tick: string | undefined): NodeJS.ProcessEnv {
-  const { handle } = run
-  return {
-    ...process.env,
-    [EXEC_ENV.token]: String(handle.token),
-    [EXEC_ENV.key]: handle.key,
-    [EXEC_ENV.owner]: handle.lease.owner,
-    [EXEC_ENV.expiresAt]: handle.expiresAt.toISOString(),
-    ...(tick !== undefined && { [EXEC_ENV.tick]: tick }),
-  }
-}
-
 /** The lifecycle's one line per outcome, as JSON on stderr: stdout is the command's. */
 function stderrLogger(err: (text: string) => void): SingletonLogger {
   return {
@@ -256,10 +174,4 @@ function stderrLogger(err: (text: string) => void): SingletonLogger {
     warn: (message, fields) => err(logLine('WARN', message, fields)),
     error: (message, fields) => err(logLine('ERROR', message, fields)),
   }
-}
-
-function logLine(level: string, message: string, fields: Record<string, unknown>): string {
-  return JSON.stringify({ level, message, ...fields }, (_key, value: unknown) =>
-    value instanceof Error ? { name: value.name, message: value.message } : value,
-  )
 }

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { groupRuns } from '../../lib/cli/process-group.js'
+import { groupRuns } from '../../lib/exec/process-group.js'
 import { until } from '../support/exec.js'
 
 const linux = existsSync('/proc/self/stat')

@@ -15,11 +15,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'no
 import type { Socket } from 'node:net'
 import { constants as os } from 'node:os'
 import { delimiter, join } from 'node:path'
-
-/** How the group's first process, the command itself, ended. */
-export type LeaderExit =
-  | { readonly kind: 'exited'; readonly status: number }
-  | { readonly kind: 'not-started'; readonly error: NodeJS.ErrnoException }
+import type { CommandGroup, LeaderExit } from './command-group.js'
 
 /** What the platform lacks for taking the group down with a killed wrapper; empty on Linux. */
 export interface Shortfall {
@@ -53,7 +49,7 @@ function findSetpriv(path: string | undefined): string | undefined {
   return undefined
 }
 
-export class ProcessGroup {
+export class ProcessGroup implements CommandGroup {
   /** The command's pid, which is also the group's id; `undefined` when it could not start. */
   readonly pid: number | undefined
   /** Resolves how the command ended (not its group: see `gone`). */
