@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
 
 /**
@@ -57,6 +58,8 @@ export interface SendTimedOptions<O> {
    * timeout and signal: a body cut off or stalled fails the request like a dropped connection.
    */
   readonly consume?: ((output: O, signal: AbortSignal) => Promise<void>) | undefined
+  /** Times the request out: the system clock, or a simulated one. @default systemClock */
+  readonly clock?: Clock | undefined
 }
 
 /**
@@ -82,8 +85,8 @@ export async function sendTimed<C extends SdkCommand, O>(
     },
     { step: 'deserialize', priority: 'low', name: 'lambdaSingletonServerDate' },
   )
-  const timeout = AbortSignal.timeout(options.timeoutMs)
-  const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout
+  const timeout = timeoutSignal(options.clock ?? systemClock, options.timeoutMs)
+  const abortSignal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
   try {
     const output = await client.send(command, { abortSignal })
     await options.consume?.(output, abortSignal)
@@ -91,8 +94,19 @@ export async function sendTimed<C extends SdkCommand, O>(
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason
     const attempts = (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1
-    return { ok: false, error, timedOut: timeout.aborted, retried: attempts > 1, serverDate }
+    return { ok: false, error, timedOut: timeout.signal.aborted, retried: attempts > 1, serverDate }
+  } finally {
+    timeout.cancel()
   }
+}
+
+/** `AbortSignal.timeout` on `clock`: aborts with a `TimeoutError` after `ms`. */
+function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; cancel: () => void } {
+  const controller = new AbortController()
+  const cancel = clock.schedule(ms, () =>
+    controller.abort(new DOMException(`The request timed out after ${ms} ms`, 'TimeoutError')),
+  )
+  return { signal: controller.signal, cancel }
 }
 
 /** An error for a message: its name and message, or that the request timed out. */

@@ -109,8 +109,9 @@ export class SingletonRun {
     this.#stopHeartbeat()
     this.#stopWatching()
     // Stop the handler first: if it is still running (an early timeout), it must not go on
-    // working while the next holder starts.
-    this.#controller.abort(new Error(`lease on "${key}" ended with the invocation`))
+    // working while the next holder starts. An AbortError, as any aborted signal gives: code that
+    // passed the signal on (fetch, fencedPut) rejects with it, and callers already expect it.
+    this.#controller.abort(new DOMException(`lease on "${key}" ended with the invocation`, 'AbortError'))
     // From here on a loss is news only when the release itself meets it, and the release reports
     // it: the lease's signal would excuse a lease that runs out with its invocation (#reportLost).
     lease.signal.removeEventListener('abort', this.#onLost)

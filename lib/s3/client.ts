@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { type Classified, type ClassifiedSendOptions, sendClassified, sharedClient } from '../aws/classify.js'
 import type { SdkClient } from '../aws/send.js'
+import type { Clock } from '../core/clock.js'
 import { bucketHostError, S3_ERRORS, type S3Answer } from './errors.js'
 
 const sharedS3Client = sharedClient((config) => new S3Client(config))
@@ -36,6 +37,8 @@ export interface SendOptions {
   readonly signal?: AbortSignal | undefined
   /** Who is calling, for messages (e.g. `fencedPut`). @default 'S3' */
   readonly caller?: string
+  /** Times each request out. @default systemClock */
+  readonly clock?: Clock | undefined
 }
 
 /**

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 import { type BackoffOptions, backoffDelay } from '../core/backoff.js'
-import { systemClock } from '../core/clock.js'
+import { type Clock, systemClock } from '../core/clock.js'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
 import { type SendOptions, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
@@ -55,6 +55,11 @@ export interface FencedPutOptions {
   readonly readValidityMs?: number
   /** Abandons the write (e.g. the lease's signal); rejects with the signal's reason. */
   readonly signal?: AbortSignal
+  /**
+   * Local time and waiting, for tests on a simulated clock. @default the system clock, with the
+   * read validity measured on both the monotonic and the wall clock
+   */
+  readonly clock?: Clock
 }
 
 export interface FencedPutResult {
@@ -121,11 +126,12 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     }
   }
   checkReadValidityMs(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, key)
-  const deadline = Date.now() + timeoutMs
+  const clock = options.clock ?? systemClock
+  const deadline = clock.now() + timeoutMs
   const state: CallState = { deadline, hiddenOnce: false, settleOwed: false }
   let failure: LockStoreError | undefined
   for (let round = 0; ; round++) {
-    const left = deadline - Date.now()
+    const left = deadline - clock.now()
     if (left <= 0) {
       throw new LockStoreError(
         `fencedPut: s3://${bucket}/${key} kept changing${failure ? ' or failing' : ''} for ${timeoutMs} ms; token ${token} may not have been written`,
@@ -138,6 +144,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
       timeoutMs: Math.min(requestTimeoutMs, left),
       signal: options.signal,
       caller: 'fencedPut:',
+      clock: options.clock,
     }
     let outcome: FencedPutResult | Round
     try {
@@ -152,7 +159,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     if (typeof outcome === 'object') return outcome
     if (outcome === Round.Hidden) state.hiddenOnce = true
     if (outcome !== Round.Lost) {
-      await pause(Math.min(backoffDelay(round, PAUSE), deadline - Date.now()), options.signal)
+      await pause(clock, Math.min(backoffDelay(round, PAUSE), deadline - clock.now()), options.signal)
     }
   }
 }
@@ -177,7 +184,7 @@ async function fencedRound(
   state: CallState,
 ): Promise<FencedPutResult | Round> {
   const { s3, bucket, key, token } = options
-  const validity = startReadValidity(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS)
+  const validity = startReadValidity(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, options.clock)
   const current = await headObject(s3, send)
   const previousToken = current?.token
   if (previousToken !== undefined && previousToken > token) {
@@ -254,8 +261,9 @@ async function settled(
   written: FencedPutResult,
 ): Promise<boolean> {
   // Not past the call's deadline: unsettled, the call ends with its retryable LockStoreError.
-  await pause(Math.min(settleDelayMs(validity.validityMs), deadline - Date.now()), options.signal)
-  if (Date.now() >= deadline) return false
+  const clock = options.clock ?? systemClock
+  await pause(clock, Math.min(settleDelayMs(validity.validityMs), deadline - clock.now()), options.signal)
+  if (clock.now() >= deadline) return false
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   const now = await headObject(options.s3, { ...send, timeoutMs })
   if (now === undefined) return false
@@ -268,8 +276,8 @@ function md5Hex(body: string | Uint8Array): string {
   return createHash('md5').update(body).digest('hex')
 }
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return systemClock.sleep(Math.max(0, ms), signal)
+function pause(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return clock.sleep(Math.max(0, ms), signal)
 }
 
 async function headObject(

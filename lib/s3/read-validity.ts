@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
 
 /**
@@ -46,8 +47,15 @@ export interface ReadValidity {
   left(): number
 }
 
-/** A validity that starts now: call it just before sending the HEAD. */
-export function startReadValidity(validityMs: number): ReadValidity {
+/**
+ * A validity that starts now: call it just before sending the HEAD. On a given clock (a simulated
+ * one), elapsed time is that clock's alone.
+ */
+export function startReadValidity(validityMs: number, clock?: Clock): ReadValidity {
+  if (clock) {
+    const started = clock.now()
+    return { validityMs, left: () => validityMs - (clock.now() - started) }
+  }
   const startedWall = Date.now()
   const startedMono = performance.now()
   return {

@@ -64,4 +64,16 @@ describe('runs whose adapter never ended them', () => {
     await next()
     expect(kinds()).toEqual(['acquired', 'released', 'acquired'])
   })
+
+  it('stop a handler still at work with an AbortError on its signal, which code that passed the signal on (fetch, fencedPut) already handles', async () => {
+    const { clock, begin, next } = setup()
+    const invokedAt = clock.now()
+    const abandoned = await begin({}, 3_000)
+    await clock.advance(invokedAt + 3_000 - clock.now())
+    await next()
+    expect(abandoned.handle.signal.aborted).toBe(true)
+    const reason = abandoned.handle.signal.reason as Error
+    expect(reason.name).toBe('AbortError')
+    expect(reason.message).toMatch(/ended with the invocation/)
+  })
 })

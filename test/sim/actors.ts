@@ -7,7 +7,10 @@ import { withSingleton } from '../../lib/lambda/with-singleton.js'
 import { LockHeldError } from '../../lib/lifecycle/errors.js'
 import type { SingletonLogger } from '../../lib/lifecycle/logger.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
+import { FencedWriteRejectedError } from '../../lib/s3/fenced-put.js'
+import { writeOutput } from './fenced-output.js'
 import type { Oracle } from './oracle.js'
+import type { SimS3 } from './sim-s3.js'
 import type { SimStore } from './sim-store.js'
 import type { SimProcess, World } from './world.js'
 
@@ -15,6 +18,8 @@ import type { SimProcess, World } from './world.js'
 export interface Stage {
   readonly world: World
   readonly store: SimStore
+  /** Where runs write their output with `fencedPut`. */
+  readonly s3: SimS3
   readonly oracle: Oracle
   readonly key: string
   readonly marginMs: number
@@ -37,6 +42,7 @@ function expected(error: unknown): boolean {
     error instanceof LockConflictError ||
     error instanceof LockHeldError ||
     error instanceof JobFailed ||
+    error instanceof FencedWriteRejectedError ||
     (error instanceof Error && error.name === 'AbortError') ||
     (error instanceof Error && error.name === 'LockClockError')
   )
@@ -102,6 +108,7 @@ export function coreContender(
           : () => {}
         await work(stage, process, lease.signal, options.heartbeat ? options.ttlMs : options.ttlMs / 4)
         stop()
+        if (stage.world.random.chance(0.5)) await writeOutput(stage, process, lease.token, lease.signal)
         if (stage.world.random.chance(0.3)) await lease.saveCheckpoint({ step: call })
         await lease.release()
         stage.trace(`${who} released token ${lease.token}`)
@@ -128,6 +135,7 @@ export async function exclusiveContender(
           stage.oracle.handOut(lease, process, process.name)
           stage.trace(`${process.name} acquired token ${lease.token}`)
           await work(stage, process, lease.signal, options.ttlMs)
+          if (stage.world.random.chance(0.5)) await writeOutput(stage, process, lease.token, lease.signal)
         },
         { waitMs: stage.world.random.int(0, 3_000) },
       )
@@ -195,7 +203,9 @@ export class LambdaFunction {
       // timeout: it must have said why (a release it could not make), or nobody ever hears. A
       // release caught by the timeout within a lost answer and its retry is no news.
       const returnedAt = this.#returned.get(call)
-      const stalledMs = returnedAt === undefined ? 0 : stage.world.now - returnedAt
+      // A process frozen meanwhile stalled for the freeze, not for the library (W3).
+      const frozenMeanwhile = returnedAt !== undefined && process.frozenUntil > returnedAt
+      const stalledMs = returnedAt === undefined || frozenMeanwhile ? 0 : stage.world.now - returnedAt
       if (stalledMs > RELEASE_STALL_MS && (this.#heard.get(call) ?? []).length === 0) {
         stage.oracle.fail(
           'I5',
@@ -245,10 +255,18 @@ export class LambdaFunction {
         }
       }
     }
+    const say = (level: string, message: string, fields: Record<string, unknown> | undefined) =>
+      this.stage.trace(`${this.#process.name} ${level} ${message} ${JSON.stringify(fields ?? {})}`)
     return {
-      info: () => {},
-      warn: (message, fields) => note(fields, message),
-      error: (message, fields) => note(fields, message),
+      info: (message, fields) => say('INFO', message, fields),
+      warn: (message, fields) => {
+        say('WARN', message, fields)
+        note(fields, message)
+      },
+      error: (message, fields) => {
+        say('ERROR', message, fields)
+        note(fields, message)
+      },
     }
   }
 
@@ -281,6 +299,7 @@ export class LambdaFunction {
         stage.oracle.handOut(handle.lease, process, `${process.name}/${context.awsRequestId}`)
         stage.trace(`${process.name} runs ${handle.tick} with token ${handle.token}`)
         await work(stage, process, handle.signal, this.options.ttlMs ?? this.options.timeoutMs / 4)
+        if (stage.world.random.chance(0.5)) await writeOutput(stage, process, handle.token, handle.signal)
         if (stage.world.random.chance(0.3)) await handle.saveCheckpoint({ at: handle.tick ?? null })
         this.#returned.set(event.call, stage.world.now)
         if (stage.world.random.chance(0.2)) throw new JobFailed()

@@ -1,4 +1,5 @@
 import type { Lease } from '../../lib/core/lease.js'
+import type { SimS3 } from './sim-s3.js'
 import type { SimStore } from './sim-store.js'
 import type { SimProcess, World } from './world.js'
 
@@ -45,12 +46,37 @@ export class Oracle {
   readonly #reported = new Set<string>()
   /** Tokens each process wrote as an acquisition, so that supersession can be told apart. */
   readonly #operators = new Set<string>()
+  /** I3: per output object, the highest token a `fencedPut` returned for. */
+  readonly #fencedFloor = new Map<string, { token: number; by: string }>()
 
   constructor(
     readonly world: World,
     readonly store: SimStore,
     readonly key: string,
+    readonly s3: SimS3,
   ) {}
+
+  /** `fencedPut` with `token` returned for `key`: from now on the object carries `token` or higher. */
+  fenced(key: string, token: number, by: string): void {
+    const floor = this.#fencedFloor.get(key)
+    if (!floor || token > floor.token) this.#fencedFloor.set(key, { token, by })
+    this.#checkFences()
+  }
+
+  /** I3: no output object carries a lower token than a `fencedPut` that returned. */
+  #checkFences(): void {
+    for (const [key, floor] of this.#fencedFloor) {
+      const token = this.s3.peek(key)?.token
+      if (token !== undefined && token >= floor.token) continue
+      const last = this.s3.log.findLast((write) => write.key === key)
+      this.fail(
+        'I3',
+        `${key} carries token ${token} after ${floor.by}'s fencedPut with token ${floor.token} returned` +
+          (last ? ` (last written by ${last.by})` : ''),
+      )
+      this.#fencedFloor.delete(key)
+    }
+  }
 
   /** Writes by `processName` are an operator's. */
   operator(processName: string): void {
@@ -74,16 +100,20 @@ export class Oracle {
         `${label} was handed token ${lease.token} after token ${this.#highestHanded}, and it is still the stored one`,
       )
     }
-    if (!stillCurrent && entry.superseded === undefined) {
-      // Over at the store already (W1, W2): the last write is the one that ended it.
-      const last = this.store.log.at(-1)
-      this.#supersede(entry, last?.by, last?.kind, last?.body, last?.at)
-    }
     // Over at the store before it was handed out, though its holder had heard its write landed:
     // it held the lease back (waiting for its token) while someone replaced or freed it.
-    const own = this.store.log.find(
+    const ownAt = this.store.log.findIndex(
       (write) => write.by === process.name && write.body !== undefined && tokenOf(write.body) === lease.token,
     )
+    const own = this.store.log[ownAt]
+    if (!stillCurrent && entry.superseded === undefined) {
+      // Over at the store already (W1, W2, W3): the first write after its own is what ended it.
+      const ended = (ownAt < 0 ? [] : this.store.log.slice(ownAt + 1)).find(
+        (write) => write.body === undefined || tokenOf(write.body) !== lease.token || isOutside(write.kind),
+      )
+      const last = ended ?? this.store.log.at(-1)
+      this.#supersede(entry, last?.by, last?.kind, last?.body, last?.at)
+    }
     const over = entry.superseded
     if (over && own?.answeredAt !== undefined && over.at > own.answeredAt) {
       this.fail(
@@ -97,6 +127,7 @@ export class Oracle {
 
   /** I1 after each event: at most one lease live for its holder, but for the admitted windows. */
   check(): void {
+    this.#checkFences()
     this.#observeLog()
     const live: Handed[] = []
     for (const entry of this.#handed) {
@@ -152,7 +183,7 @@ export class Oracle {
           entry.released = true
         }
         // An outside write-back may carry the lease's own token with an older expiry: W2 all the same.
-        const outside = write.kind === 'delete' || write.kind === 'write-back'
+        const outside = isOutside(write.kind)
         if (entry.superseded !== undefined || (token === entry.lease.token && !outside)) continue
         this.#supersede(entry, write.by, write.kind, write.body, write.at)
       }
@@ -174,6 +205,10 @@ function tokenOf(body: string): number | undefined {
   } catch {
     return undefined
   }
+}
+
+function isOutside(kind: string): boolean {
+  return kind === 'delete' || kind === 'write-back'
 }
 
 function isReleased(body: string): boolean {

@@ -11,6 +11,7 @@ import {
   tamperer,
 } from './actors.js'
 import { Oracle, type Violation } from './oracle.js'
+import { SimS3 } from './sim-s3.js'
 import { NO_FAULTS, SimStore, type StoreFaults } from './sim-store.js'
 import { Random, type SimProcess, World } from './world.js'
 
@@ -34,6 +35,8 @@ export interface Scenario {
   readonly tamperEveryMs: number | undefined
   readonly crashEveryMs: number | undefined
   readonly freezeEveryMs: number | undefined
+  /** Chance that a process freezes as an S3 answer reaches it (between fencedPut's read and write). */
+  readonly freezeOnAnswer: number
   readonly faults: StoreFaults
 }
 
@@ -72,6 +75,7 @@ export function scenarioOf(seed: number): Scenario {
     tamperEveryMs: random.chance(0.15) ? random.int(10_000, 40_000) : undefined,
     crashEveryMs: random.chance(0.5) ? random.int(3_000, 20_000) : undefined,
     freezeEveryMs: random.chance(0.4) ? random.int(3_000, 20_000) : undefined,
+    freezeOnAnswer: p(0.2),
     faults: {
       lostRequest: p(0.03),
       lostAnswer: p(0.05),
@@ -91,12 +95,14 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
   const world = new World(scenario.seed)
   const store = new SimStore(world, scenario.faults)
   const key = 'jobs/sim'
-  const oracle = new Oracle(world, store, key)
+  const s3 = new SimS3(world, () => store.faults, scenario.freezeOnAnswer)
+  const oracle = new Oracle(world, store, key, s3)
   const trace: string[] = []
   const endAt = world.now + scenario.durationMs
   const stage: Stage = {
     world,
     store,
+    s3,
     oracle,
     key,
     marginMs: scenario.marginMs,
@@ -106,6 +112,8 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
     },
   }
   store.onWrite = (write) => stage.trace(`store: ${write.kind} by ${write.by}: ${summary(write.body)}`)
+  s3.onFreeze = (process, forMs) => stage.trace(`${process.name} frozen for ${forMs} ms as an S3 answer came`)
+  s3.onWrite = (write) => stage.trace(`s3: ${write.key} written by ${write.by} with token ${write.token}`)
   // The library's own jitter falls back on Math.random where no `random` is passed (the
   // lifecycle's locks): the seed drives it too.
   const mathRandom = Math.random

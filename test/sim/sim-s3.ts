@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto'
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
+import { FENCING_TOKEN_METADATA } from '../../lib/s3/fenced-put.js'
+import type { StoreFaults } from './sim-store.js'
+import type { SimProcess, World } from './world.js'
+
+/**
+ * The objects that runs write with `fencedPut`, as S3 keeps them: the etag is the MD5 of the
+ * body (so identical bytes keep it), and the writer's token rides in user metadata. Each process
+ * gets a real `S3Client` whose request handler is this model, so the whole SDK stack runs,
+ * `fencedPut`'s read-validity guard included, on simulated time.
+ */
+export interface OutputObject {
+  readonly body: string
+  readonly etag: string
+  readonly token: number | undefined
+}
+
+/** One PUT the model applied, for the oracle and the trace. */
+export interface OutputWrite {
+  readonly at: number
+  readonly by: string
+  readonly key: string
+  readonly token: number | undefined
+  readonly body: string
+}
+
+interface Request {
+  readonly method: string
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body?: unknown
+}
+
+interface Response {
+  readonly statusCode: number
+  readonly headers: Record<string, string>
+  readonly body: Uint8Array
+}
+
+const LATENCY_MS = 15
+const SLOW_MS = 1_500
+const BUCKET = 'sim-outputs'
+
+export class SimS3 {
+  readonly bucket = BUCKET
+  readonly #objects = new Map<string, OutputObject>()
+  readonly log: OutputWrite[] = []
+  onWrite: (write: OutputWrite) => void = () => {}
+  onFreeze: (process: SimProcess, forMs: number) => void = () => {}
+
+  constructor(
+    readonly world: World,
+    readonly faults: () => StoreFaults,
+    /** Chance that a process is frozen as an answer reaches it. */
+    readonly freezeOnAnswer = 0,
+  ) {}
+
+  peek(key: string): OutputObject | undefined {
+    return this.#objects.get(key)
+  }
+
+  /** A real S3 client for `process`, whose requests cross the simulated network to this model. */
+  client(process: SimProcess): S3Client {
+    return new S3Client({
+      region: 'us-east-1',
+      endpoint: 'http://sim-s3.invalid',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' },
+      maxAttempts: 1,
+      requestHandler: {
+        handle: (request: Request, options?: { abortSignal?: AbortSignal }) =>
+          this.#handle(process, request, options?.abortSignal),
+      },
+    } as S3ClientConfig)
+  }
+
+  /**
+   * The request reaches the model after one latency, unless the client gave up first (its
+   * connection closed before the request was whole: nothing lands); the answer comes back after
+   * another, unless lost. A request or answer lost ends only with the client's own timeout.
+   */
+  #handle(
+    process: SimProcess,
+    request: Request,
+    signal: AbortSignal | undefined,
+  ): Promise<{ response: Response }> {
+    const { world } = this
+    const { random } = world
+    const faults = this.faults()
+    const latency = () => random.int(1, random.chance(faults.slow) ? SLOW_MS : LATENCY_MS)
+    return new Promise((resolve, reject) => {
+      const abortError = () => Object.assign(new Error('Request aborted'), { name: 'AbortError' })
+      if (signal?.aborted) return reject(abortError())
+      let settled = false
+      const onAbort = () => {
+        if (settled) return
+        settled = true
+        reject(abortError())
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      const answer = (response: Response) =>
+        world.at(world.now + latency(), process, () => {
+          if (settled) return
+          settled = true
+          signal?.removeEventListener('abort', onAbort)
+          // Lambda freezes a process at any await: here, with a read in hand and a write to come.
+          // The answer is taken up only at the thaw (a process event waits out the freeze).
+          if (random.chance(this.freezeOnAnswer)) {
+            const forMs = random.int(500, 20_000)
+            process.freeze(forMs)
+            this.onFreeze(process, forMs)
+          }
+          world.at(world.now, process, () => resolve({ response }))
+        })
+      world.at(world.now + latency(), undefined, () => {
+        if (settled || random.chance(faults.lostRequest)) return
+        if (random.chance(faults.unavailable)) return answer(this.#error(503, 'SlowDown'))
+        if (request.method === 'PUT' && random.chance(faults.conflict)) {
+          return answer(this.#error(409, 'ConditionalRequestConflict'))
+        }
+        const response = this.#apply(process, request)
+        if (random.chance(faults.lostAnswer)) return
+        answer(random.chance(faults.missingDate) ? response : this.#dated(response))
+      })
+    })
+  }
+
+  #apply(process: SimProcess, request: Request): Response {
+    const key = decodeURIComponent(request.path.replace(`/${BUCKET}/`, ''))
+    const headers = lowerCased(request.headers)
+    const object = this.#objects.get(key)
+    if (request.method === 'HEAD') {
+      if (!object) return { statusCode: 404, headers: {}, body: new Uint8Array() }
+      return {
+        statusCode: 200,
+        headers: {
+          etag: `"${object.etag}"`,
+          'content-length': String(object.body.length),
+          ...(object.token !== undefined && {
+            [`x-amz-meta-${FENCING_TOKEN_METADATA}`]: String(object.token),
+          }),
+        },
+        body: new Uint8Array(),
+      }
+    }
+    if (request.method !== 'PUT') return this.#error(405, 'MethodNotAllowed')
+    const ifMatch = headers['if-match']
+    if (headers['if-none-match'] === '*' && object) return this.#error(412, 'PreconditionFailed')
+    if (ifMatch !== undefined) {
+      if (!object) {
+        return this.faults().absentAsPreconditionFailed
+          ? this.#error(412, 'PreconditionFailed')
+          : this.#error(404, 'NoSuchKey')
+      }
+      if (ifMatch.replaceAll('"', '') !== object.etag) return this.#error(412, 'PreconditionFailed')
+    }
+    const body = bodyText(request.body)
+    const raw = headers[`x-amz-meta-${FENCING_TOKEN_METADATA}`]
+    const token = raw === undefined ? undefined : Number(raw)
+    const etag = createHash('md5').update(body).digest('hex')
+    this.#objects.set(key, { body, etag, token })
+    const write = { at: this.world.now, by: process.name, key, token, body }
+    this.log.push(write)
+    this.onWrite(write)
+    return { statusCode: 200, headers: { etag: `"${etag}"` }, body: new Uint8Array() }
+  }
+
+  #error(statusCode: number, code: string): Response {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>simulated ${code}</Message></Error>`
+    return {
+      statusCode,
+      headers: { 'content-type': 'application/xml' },
+      body: new TextEncoder().encode(statusCode === 404 && code === 'NotFound' ? '' : xml),
+    }
+  }
+
+  /** S3's `Date`: the store's clock (true time), in whole seconds. */
+  #dated(response: Response): Response {
+    const date = new Date(this.world.now - (this.world.now % 1_000)).toUTCString()
+    return { ...response, headers: { ...response.headers, date } }
+  }
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
+}
+
+function bodyText(body: unknown): string {
+  if (typeof body === 'string') return body
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body)
+  throw new Error(`sim-s3: a PUT body the model cannot read: ${Object.prototype.toString.call(body)}`)
+}
