@@ -7,6 +7,9 @@
  * is lost. This file gives lib/exec the real world: processes, timers, the process's signals.
  */
 import { randomUUID } from 'node:crypto'
+import { type Clock, systemClock } from '../core/clock.js'
+import type { LockStore } from '../core/store.js'
+import type { StartCommand } from '../exec/command-group.js'
 import { logLine } from '../exec/log-line.js'
 import { ProcessGroup, type Shortfall } from '../exec/process-group.js'
 import { type SignalSource, supervise } from '../exec/supervise.js'
@@ -16,6 +19,7 @@ import type { SingletonLogger } from '../lifecycle/logger.js'
 import { OnHeld } from '../lifecycle/options.js'
 import type { SingletonRun } from '../lifecycle/run.js'
 import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
+import type { CommandLine } from './args.js'
 import type { CommandContext } from './commands.js'
 import { type ExecLine, ExecOnHeld } from './exec-args.js'
 import { ExitCode } from './exit-codes.js'
@@ -47,7 +51,30 @@ export function forwardsSignals(): boolean {
   return forwarding > 0
 }
 
-export async function exec(context: CommandContext): Promise<ExitCode> {
+/** What `exec` needs of a command's context: a `CommandContext` is one. */
+export interface ExecContext extends Pick<CommandContext, 'operator' | 'err' | 'signal'> {
+  readonly line: Pick<CommandLine, 'key' | 'exec'>
+  readonly opened: { readonly store: LockStore }
+}
+
+/** The world `exec` runs in: real processes, clock and signals, or the simulator's (test/sim). */
+export interface ExecWorld {
+  readonly clock: Clock
+  readonly signals: SignalSource
+  /** Starts the command as a group of its own; `err` takes what the start has to say. */
+  readonly start: (err: (text: string) => void) => StartCommand
+  /** Tells this wrapper's runs apart in the owner (the pid and a nonce). */
+  readonly runId: () => string
+}
+
+const REAL_WORLD: ExecWorld = {
+  clock: systemClock,
+  signals: processSignals,
+  start: startWarning,
+  runId: () => `${process.pid}-${randomUUID().slice(0, 8)}`,
+}
+
+export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD): Promise<ExitCode> {
   const { line } = context
   const settings = line.exec
   if (!settings || line.key === undefined) throw new Error('exec: parsed without its command or key')
@@ -65,13 +92,14 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
       pauseAfterFailures: settings.pauseAfterFailures,
       logger: stderrLogger(context.err),
       metrics: false,
+      clock: world.clock,
     },
     'lambda-singleton exec',
   )
   // One owner per wrapper process: the operator (--owner, or user@host), then pid and a nonce.
   const invocation = {
     functionName: context.operator,
-    awsRequestId: `${process.pid}-${randomUUID().slice(0, 8)}`,
+    awsRequestId: world.runId(),
   }
   let start: Awaited<ReturnType<typeof lifecycle.begin>>
   try {
@@ -90,8 +118,9 @@ export async function exec(context: CommandContext): Promise<ExitCode> {
   if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
   const { err } = context
   const ended = await supervise(run.handle, settings, {
-    start: startWarning(err),
-    signals: processSignals,
+    start: world.start(err),
+    signals: world.signals,
+    clock: world.clock,
     err,
   })
   const fields = { key: line.key, token: run.handle.token, status: ended.status, lost: ended.lost }

@@ -206,9 +206,12 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
           Array.from({ length: 20 }, () => round_.track(handler({}, lambdaContext({ functionName })))),
         )
         expect(results.filter((r) => !isSkipResult(r))).toHaveLength(1)
-        // The winner: write, write (release). Each loser: one write and one read (plus, as above,
-        // for answers the engine failed to give).
-        expect(requests.total()).toBeLessThanOrEqual(2 + 19 * 2 + 2 * requests.failures())
+        // The winner: write, write (release), and any clock probe its token's wait needed (a loaded
+        // machine stretches the wait: 2 probes seen on DynamoDB Local in CI). Each loser: one
+        // write and one read (plus, as above, for answers the engine failed to give).
+        expect(requests.total() - requests.clockProbes()).toBeLessThanOrEqual(
+          2 + 19 * 2 + 2 * requests.failures(),
+        )
       }
       close()
     })

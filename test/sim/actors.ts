@@ -48,7 +48,8 @@ function expected(error: unknown): boolean {
   )
 }
 
-function unexpected(stage: Stage, who: string, error: unknown): void {
+/** Fails the oracle for an error no caller can handle (the CLI maps the typed ones to exit codes). */
+export function unexpected(stage: Stage, who: string, error: unknown): void {
   if (expected(error)) return
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
   stage.oracle.fail('errors', `${who} failed with an error no caller can handle: ${text}`)

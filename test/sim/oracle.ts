@@ -1,4 +1,4 @@
-import type { Lease } from '../../lib/core/lease.js'
+import { ORPHAN_KILL_MS, type SimGroup } from './sim-group.js'
 import type { SimS3 } from './sim-s3.js'
 import type { SimStore } from './sim-store.js'
 import type { SimProcess, World } from './world.js'
@@ -21,9 +21,23 @@ const Excuse = {
 } as const
 type Excuse = (typeof Excuse)[keyof typeof Excuse]
 
+/** What the oracle needs of a lease: a `Lease` is one, and so is an exec job's running group. */
+interface Holding {
+  readonly token: number
+  readonly isHeld: boolean
+  readonly remainingMs: number
+}
+
+/** An exec run's command: its group runs as long as it runs, whatever its wrapper knows. */
+interface Job {
+  readonly group: SimGroup
+  readonly killAfterMs: number
+}
+
 interface Handed {
-  readonly lease: Lease
-  readonly process: SimProcess
+  readonly lease: Holding
+  readonly process: Pick<SimProcess, 'name' | 'alive'>
+  readonly job?: Job
   readonly label: string
   readonly handedAt: number
   /** Its release landed: the run is over, whether or not the answer reached it yet. */
@@ -87,10 +101,27 @@ export class Oracle {
     this.violations.push({ invariant, at: this.world.now, message })
   }
 
+  /**
+   * An exec run started its command with `token`: the group is the job, live while any of it
+   * runs (W5 bounds how long it may outlive the lease; I6 that no release lands before it is gone).
+   */
+  jobStarted(group: SimGroup, token: number, wrapper: SimProcess, label: string, killAfterMs: number): void {
+    const holding: Holding = {
+      token,
+      get isHeld() {
+        return group.running
+      },
+      get remainingMs() {
+        return group.running ? 1 : 0
+      },
+    }
+    this.handOut(holding, { name: wrapper.name, alive: true }, label, { group, killAfterMs })
+  }
+
   /** A lease was handed out to `process` (I2: in token order, unless already over at the store). */
-  handOut(lease: Lease, process: SimProcess, label: string): void {
+  handOut(lease: Holding, process: Pick<SimProcess, 'name' | 'alive'>, label: string, job?: Job): void {
     this.#observeLog()
-    const entry: Handed = { lease, process, label, handedAt: this.world.now }
+    const entry: Handed = { lease, process, label, handedAt: this.world.now, ...(job && { job }) }
     this.#handed.push(entry)
     const current = this.#storedToken()
     const stillCurrent = current === lease.token
@@ -133,6 +164,7 @@ export class Oracle {
     for (const entry of this.#handed) {
       const { lease, process } = entry
       if (!process.alive || entry.released || !lease.isHeld || lease.remainingMs <= 0) continue
+      if (entry.job && this.#jobStopping(entry, entry.job)) continue
       const excuse = entry.superseded?.excuse
       if (
         excuse === Excuse.Replaced &&
@@ -160,6 +192,38 @@ export class Oracle {
     }
   }
 
+  /**
+   * W5: a job asked to stop (its lease lost, or a signal) may run `killAfterMs` more, and one
+   * whose wrapper died `ORPHAN_KILL_MS`; past that it is a violation. True while it is excused.
+   */
+  #jobStopping(entry: Handed, job: Job): boolean {
+    const { group } = job
+    const slackMs = 100
+    if (group.orphanedAt !== undefined && this.world.now - group.orphanedAt > ORPHAN_KILL_MS + slackMs) {
+      this.#failOnce(
+        'W5',
+        `${entry.label}: its wrapper died ${this.world.now - group.orphanedAt} ms ago, and its command's processes still run`,
+        entry.label,
+      )
+    }
+    if (group.firstStopAt === undefined) return false
+    const stoppingMs = this.world.now - group.firstStopAt
+    if (stoppingMs <= job.killAfterMs + slackMs) return true
+    this.#failOnce(
+      'W5',
+      `${entry.label}: its command was asked to stop ${stoppingMs} ms ago (--kill-after ${job.killAfterMs} ms) and still runs`,
+      entry.label,
+    )
+    return false
+  }
+
+  /** Fails once per invariant and label, however many events see it broken. */
+  #failOnce(invariant: string, message: string, label = message): void {
+    if (this.#reported.has(`${invariant} ${label}`)) return
+    this.#reported.add(`${invariant} ${label}`)
+    this.fail(invariant, message)
+  }
+
   /** The token of the stored record, or undefined (absent or not a record). */
   #storedToken(): number | undefined {
     const object = this.store.peek(this.key)
@@ -181,6 +245,10 @@ export class Oracle {
       for (const entry of this.#handed) {
         if (token === entry.lease.token && write.body !== undefined && isReleased(write.body)) {
           entry.released = true
+          // I6: exec holds the lock until its command's whole group is gone.
+          if (entry.job?.group.running && write.by === entry.process.name) {
+            this.#failOnce('I6', `${entry.label} released the lock while its command's processes still run`)
+          }
         }
         // An outside write-back may carry the lease's own token with an older expiry: W2 all the same.
         const outside = isOutside(write.kind)

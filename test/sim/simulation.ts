@@ -1,3 +1,4 @@
+import { ExecOnHeld } from '../../lib/cli/exec-args.js'
 import { Lock } from '../../lib/core/lock.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
@@ -10,6 +11,7 @@ import {
   type Tick,
   tamperer,
 } from './actors.js'
+import { type ExecHost, execHost } from './exec-actor.js'
 import { Oracle, type Violation } from './oracle.js'
 import { SimS3 } from './sim-s3.js'
 import { NO_FAULTS, SimStore, type StoreFaults } from './sim-store.js'
@@ -28,6 +30,8 @@ export interface Scenario {
     timeoutMs: number
     historySize: number
   }[]
+  /** Hosts running `lambda-singleton exec` from cron. */
+  readonly exec: readonly ExecHost[]
   readonly tickEveryMs: number
   /** Chance a tick is delivered twice, and that the duplicate shares the request id. */
   readonly duplicates: number
@@ -69,6 +73,15 @@ export function scenarioOf(seed: number): Scenario {
       timeoutMs: random.pick([4_000, 8_000, 15_000, 60_000]),
       historySize: random.pick([0, 3, 10]),
     })),
+    exec: random.chance(0.3)
+      ? some(2, () => ({
+          onHeld: random.pick(Object.values(ExecOnHeld)),
+          ttlMs: ttl(),
+          killAfterMs: random.pick([500, 2_000, 10_000]),
+          ticks: random.chance(0.5),
+          everyMs: random.pick([3_000, 5_000, 10_000]),
+        }))
+      : [],
     tickEveryMs: random.pick([2_000, 5_000, 10_000]),
     duplicates: random.next() * 0.5,
     operatorEveryMs: random.chance(0.4) ? random.int(3_000, 20_000) : undefined,
@@ -138,10 +151,17 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
     })
     const functions = scenario.functions.map((options, i) => new LambdaFunction(stage, `fn${i}`, options))
     if (functions.length > 0) running.push(cron(stage, scenario, functions))
+    const wrappers: SimProcess[] = []
+    scenario.exec.forEach((host, i) => {
+      running.push(execHost(stage, `exec${i}`, host, wrappers))
+    })
     if (scenario.operatorEveryMs) running.push(operator(stage, scenario.operatorEveryMs))
     if (scenario.tamperEveryMs) running.push(tamperer(stage, scenario.tamperEveryMs))
     const everyone = () => [...processes, ...functions.map((fn) => fn.process)]
-    if (scenario.crashEveryMs) running.push(strikes(stage, scenario.crashEveryMs, everyone, crash))
+    // An exec wrapper can be killed (kill -9, the OOM killer), not frozen alone: a host or a
+    // container that stops stops the command with it.
+    const crashable = () => [...everyone(), ...wrappers]
+    if (scenario.crashEveryMs) running.push(strikes(stage, scenario.crashEveryMs, crashable, crash))
     if (scenario.freezeEveryMs)
       running.push(strikes(stage, scenario.freezeEveryMs, everyone, freezeFor(stage)))
     for (const promise of running) promise.catch((error) => oracle.fail('errors', `an actor threw: ${error}`))

@@ -80,8 +80,17 @@ export class SimProcess {
     return this.world.now < this.frozenUntil
   }
 
+  readonly #onCrash: (() => void)[] = []
+
   crash(): void {
+    if (!this.alive) return
     this.alive = false
+    for (const listener of this.#onCrash) listener()
+  }
+
+  /** Calls `listener` when the process crashes: what the kernel does for a dead process (closes its sockets). */
+  onCrash(listener: () => void): void {
+    this.#onCrash.push(listener)
   }
 
   freeze(forMs: number): void {
