@@ -17,6 +17,7 @@ import {
   type UnreadableView,
   viewOf,
 } from './format.js'
+import { printable } from './printable.js'
 import type { OpenStore } from './store.js'
 import { watch } from './watch.js'
 
@@ -103,7 +104,7 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
   if (!info.held && !line.force) {
     const state = view.released ? 'released' : `expired ${duration(-(view.expiresInMs ?? 0))} ago`
     throw new NotHeldError(
-      `${opened.where(key)} is not held (${state}, token ${info.token}, last holder ${info.owner}); ` +
+      `${opened.where(key)} is not held (${state}, token ${info.token}, last holder ${printable(info.owner)}); ` +
         'nothing changed. Add --force to raise its token anyway',
     )
   }
@@ -115,7 +116,7 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
   } else {
     context.out(
       `released ${opened.where(key)}: token ${info.token} -> ${record.token}; ` +
-        `${info.held ? 'the holder' : 'the last holder'} ${info.owner} is fenced off`,
+        `${info.held ? 'the holder' : 'the last holder'} ${printable(info.owner)} is fenced off`,
     )
   }
   return ExitCode.Ok
@@ -151,13 +152,14 @@ async function pause(context: CommandContext): Promise<ExitCode> {
   }
   const why = line.note === undefined ? '' : ` ("${line.note}")`
   const effect = endedLease
-    ? `the lease of ${previous.owner} is over: token ${previous.token} -> ${record.token}, its fenced writes are refused`
+    ? `the lease of ${printable(previous.owner)} is over: token ${previous.token} -> ${record.token}, its fenced writes are refused`
     : wasHeld
-      ? `${previous.owner} holds it and finishes its run; runs skip from the next one`
+      ? `${printable(previous.owner)} holds it and finishes its run; runs skip from the next one`
       : 'runs skip from the next one'
   context.out(`paused ${opened.where(key)}${why}: ${effect}`)
   // The answer was lost and a read settled it: the pause landed, and someone wrote after it.
-  if (after) context.err(`note: written, then ${after.owner} wrote the lock (token ${after.token})`)
+  if (after)
+    context.err(`note: written, then ${printable(after.owner)} wrote the lock (token ${after.token})`)
   if (previous.paused) context.err(`note: it was already paused by ${pauseText(previous.paused)}; replaced`)
   return ExitCode.Ok
 }
@@ -183,7 +185,7 @@ async function resume(context: CommandContext): Promise<ExitCode> {
 /** Who paused, when and why, in a line. */
 function pauseText(paused: PauseRecord): string {
   const at = new Date(paused.at * 1000).toISOString()
-  return `${paused.by} at ${at}${paused.note === undefined ? '' : ` ("${paused.note}")`}`
+  return printable(`${paused.by} at ${at}${paused.note === undefined ? '' : ` ("${paused.note}")`}`)
 }
 
 async function notFound(context: CommandContext, key: string): Promise<never> {

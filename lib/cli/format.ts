@@ -1,5 +1,6 @@
 import type { LockInfo } from '../core/lock-options.js'
 import type { HistoryEntry, LockRecord } from '../core/record.js'
+import { printable } from './printable.js'
 
 /** One lock as the CLI shows it, in JSON as in tables. */
 export interface LockView {
@@ -74,7 +75,7 @@ export function lockLines(view: LockView, record: LockRecord, etag: string): str
   ]
   const shown = fields.filter((field): field is [string, string] => field[1] !== undefined)
   const width = Math.max(...shown.map(([name]) => name.length)) + 2
-  return shown.map(([name, value]) => `${name.padEnd(width)}${value}`)
+  return shown.map(([name, value]) => `${name.padEnd(width)}${printable(value)}`)
 }
 
 /** The human form of many locks: a table, then a line per key that could not be read. */
@@ -96,9 +97,12 @@ export function lockTable(locks: readonly (LockView | UnreadableView)[]): string
     ]
   })
   const notes = locks.flatMap((lock) =>
-    'error' in lock ? [`${lock.key}: ${lock.error.name}: ${lock.error.message}`] : [],
+    'error' in lock ? [printable(`${lock.key}: ${lock.error.name}: ${lock.error.message}`)] : [],
   )
-  return [...table([header, ...rows]), ...(notes.length > 0 ? ['', ...notes] : [])]
+  return [
+    ...table([header, ...rows.map((row) => row.map(printable))]),
+    ...(notes.length > 0 ? ['', ...notes] : []),
+  ]
 }
 
 function stateOf(view: LockView): string {
@@ -182,5 +186,5 @@ export function historyTable(key: string, runs: readonly RunView[]): string[] {
     run.durationMs < 1_000 ? `${run.durationMs}ms` : duration(run.durationMs),
     run.outcome,
   ])
-  return table([header, ...rows])
+  return table([header, ...rows.map((row) => row.map(printable))])
 }

@@ -1,9 +1,4 @@
 #!/usr/bin/env node
-/**
- * The operator CLI: look at locks, watch them, free a stuck one, repair a corrupted one.
- * `lambda-singleton help` says how; commands-spec.ts is what it accepts, exit-codes.ts what it
- * answers. Credentials and region come from the usual AWS environment.
- */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
@@ -13,6 +8,12 @@ import { forwardsSignals } from './exec.js'
 import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
 import { commandHelp, programHelp, usageLine } from './help.js'
 import { defaultOperator, packageVersion } from './identity.js'
+/**
+ * The operator CLI: look at locks, watch them, free a stuck one, repair a corrupted one.
+ * `lambda-singleton help` says how; commands-spec.ts is what it accepts, exit-codes.ts what it
+ * answers. Credentials and region come from the usual AWS environment.
+ */
+import { printableJson, printableText } from './printable.js'
 import { type OpenStore, openStore, type StoreClients } from './store.js'
 
 export { ExitCode } from './exit-codes.js'
@@ -52,20 +53,34 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
   let opened: OpenStore | undefined
   try {
     opened = await openStore(line.target, io, io.env)
+    const shown = shownIo(line, io)
     return await RUNNERS[line.command]({
       line,
       opened,
       operator: line.owner ?? defaultOperator(io.env),
-      out: io.out,
-      err: io.err,
+      out: shown.out,
+      err: shown.err,
       signal: io.signal,
       redraw: io.redraw ?? false,
     })
   } catch (error) {
-    return report(error, line, io)
+    return report(error, line, shownIo(line, io))
   } finally {
     opened?.close()
   }
+}
+
+/**
+ * What the command prints, safe for a terminal whatever strings the records hold (printable.ts):
+ * JSON (`--json`, and exec's log lines) exact once parsed; `watch` escapes its values itself, as
+ * its frames start with the sequence that clears the screen.
+ */
+function shownIo(line: CommandLine, io: CliIo): Pick<CliIo, 'out' | 'err'> {
+  if (line.json || line.command === 'exec') {
+    return { out: (text) => io.out(printableJson(text)), err: (text) => io.err(printableJson(text)) }
+  }
+  if (line.command === 'watch') return { out: io.out, err: (text) => io.err(printableText(text)) }
+  return { out: (text) => io.out(printableText(text)), err: (text) => io.err(printableText(text)) }
 }
 
 /** Prints what ended the command, as text or (with --json) as one JSON object on stderr. */

@@ -1,0 +1,100 @@
+import type { S3Client } from '@aws-sdk/client-s3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ExitCode } from '../../lib/cli/main.js'
+import { S3Lock } from '../../lib/s3/index.js'
+import { cliIn } from '../support/cli.js'
+import { leaseOf } from '../support/lease-of.js'
+import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
+
+let s3: S3Client
+let bucket: string
+
+beforeAll(async () => {
+  s3 = testS3Client()
+  bucket = await freshBucket(s3, 'escapes')
+})
+
+afterAll(() => s3.destroy())
+
+const cli = (...argv: string[]) => cliIn(argv, { s3 })
+const at = (key: string) => ['--bucket', bucket, '--key', key]
+
+/** Erase the line, go back to its start, and print a lie in green: what an owner string can do raw. */
+const FORGED = '\x1b[2K\r\x1b[32mstate  free (released)\x1b[0m'
+/** Right-to-left override: reorders what follows on screen (Trojan Source). */
+const REORDERED = 'job\u202e1/boj'
+
+/** Anything a terminal acts on instead of printing: ESC and the other controls, and bidi overrides. */
+const ACTIVE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+/**
+ * A lock whose record holds strings anyone who can write the object can put there: a held lease
+ * with a forged owner, a tick and a pause note with escapes, and a run in its history.
+ */
+async function forgedLock(key: string): Promise<Record<string, unknown>> {
+  await leaseOf(new S3Lock({ s3, bucket, key, ttlMs: 600_000, historySize: 10 }).tryAcquire())
+  const record = await getRecord(s3, bucket, key)
+  const forged = {
+    ...record,
+    owner: FORGED,
+    last_run: `2026-11-21T03:00:00Z${FORGED}`,
+    paused: { by: REORDERED, at: record.acquired_at, note: `why\nstate  free${FORGED}` },
+    history: [
+      {
+        token: 1,
+        tick: `tick${FORGED}`,
+        owner: REORDERED,
+        started: record.acquired_at,
+        ended: record.acquired_at,
+        outcome: 'completed',
+      },
+    ],
+  }
+  await putRaw(s3, bucket, key, JSON.stringify(forged))
+  return forged
+}
+
+describe('a terminal shows what is true, whatever strings a record holds', () => {
+  it('inspect shows a held lock as held: strings from the record are escaped, one field per line', async () => {
+    const key = 'locks/escapes-inspect'
+    await forgedLock(key)
+    const { code, out } = await cli('inspect', ...at(key))
+    expect(code).toBe(ExitCode.Ok)
+    expect(out).not.toMatch(ACTIVE)
+    expect(out).toMatch(/^state +held, paused$/m)
+    expect(out).not.toMatch(/^state +free/m)
+    expect(out).toContain('holder    \\x1b[2K\\r\\x1b[32mstate  free (released)\\x1b[0m')
+    expect(out).toContain('job\\u202e1/boj')
+  })
+
+  it('list and history escape them too', async () => {
+    const key = 'locks/escapes-list'
+    await forgedLock(key)
+    const listed = await cli('list', '--bucket', bucket, '--prefix', 'locks/escapes-list')
+    expect(listed.code).toBe(ExitCode.Ok)
+    expect(listed.out).not.toMatch(ACTIVE)
+    expect(listed.out).toContain('\\x1b[2K')
+    const history = await cli('history', ...at(key))
+    expect(history.code).toBe(ExitCode.Ok)
+    expect(history.out).not.toMatch(ACTIVE)
+    expect(history.out).toContain('job\\u202e1/boj')
+  })
+
+  it('--json stays exact: the strings as the record holds them', async () => {
+    const key = 'locks/escapes-json'
+    const forged = await forgedLock(key)
+    const { code, out } = await cli('inspect', ...at(key), '--json')
+    expect(code).toBe(ExitCode.Ok)
+    const shown = JSON.parse(out)
+    expect(shown.owner).toBe(FORGED)
+    expect(shown.record.paused).toEqual(forged.paused)
+  })
+
+  it('an operator command that names the holder escapes it as well', async () => {
+    const key = 'locks/escapes-force'
+    await forgedLock(key)
+    const { code, out, err } = await cli('force-release', ...at(key))
+    expect(code).toBe(ExitCode.Ok)
+    expect(`${out}\n${err}`).not.toMatch(ACTIVE)
+  })
+})
