@@ -7,7 +7,7 @@ import pkg from '../../package.json' with { type: 'json' }
 import { RunningCli, runCliProgram } from '../support/cli.js'
 import { s3ProgramEnv } from '../support/cli-engines.js'
 import { leaseOf } from '../support/lease-of.js'
-import { freshBucket, getRecord, testS3Client } from '../support/s3.js'
+import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
 let bucket: string
@@ -41,6 +41,21 @@ describe('lambda-singleton as a program, on a real S3 engine', () => {
     )
     expect(code).toBe(ExitCode.Ok)
     expect(JSON.parse(stdout)).toMatchObject({ key: 'locks/program', owner: 'job/2', held: true })
+  })
+
+  it('shows an owner that holds terminal escapes as text on stdout, and the lock as held', async () => {
+    await leaseOf(new S3Lock({ s3, bucket, key: 'locks/escapes', ttlMs: 600_000 }).tryAcquire())
+    const record = await getRecord(s3, bucket, 'locks/escapes')
+    const owner = '\x1b[2K\r\x1b[32mstate  free (released)\x1b[0m'
+    await putRaw(s3, bucket, 'locks/escapes', JSON.stringify({ ...record, owner }))
+    const { code, stdout } = await runCliProgram(
+      ['inspect', '--bucket', bucket, '--key', 'locks/escapes'],
+      awsEnv(),
+    )
+    expect(code).toBe(ExitCode.Ok)
+    expect(stdout).not.toContain('\x1b')
+    expect(stdout).toMatch(/^state +held$/m)
+    expect(stdout).toContain('\\x1b[2K\\r\\x1b[32mstate  free (released)\\x1b[0m')
   })
 
   it('writes the real host name and user into a force-released record by default', async () => {
