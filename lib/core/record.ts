@@ -85,6 +85,34 @@ export interface EndedByOperatorRecord {
   readonly at: number
 }
 
+/** The record's own top-level fields, those this version writes or reads, in the order they matter. */
+export const RECORD_FIELDS = [
+  'v',
+  'token',
+  'expires_at',
+  'owner',
+  'run',
+  'acquired_at',
+  'ttl_ms',
+  'last_run',
+  'paused',
+  'ended_by',
+  'running',
+  'replaced',
+  'failures',
+  'failed_run',
+  'state',
+  'cursor',
+  'history',
+] as const satisfies readonly KnownField[]
+
+/** The named fields of `LockRecord`, its index signature aside. */
+type KnownField = keyof { [K in keyof LockRecord as string extends K ? never : K]: true }
+/** Fails to compile when `LockRecord` gains a field that `RECORD_FIELDS` does not list. */
+const everyFieldListed: Exclude<KnownField, (typeof RECORD_FIELDS)[number]> extends never ? true : never =
+  true
+void everyFieldListed
+
 /** A lock object larger than this is not a lock record (and reading it would cost memory). */
 export const MAX_RECORD_BYTES = 64 * 1024
 

@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
+import { RECORD_FIELDS } from '../core/record.js'
 import type { Attributes } from './attributes.js'
-import { VERSION_ATTRIBUTE } from './item.js'
+import { BODY_ATTRIBUTE, VERSION_ATTRIBUTE } from './item.js'
 
 /** A condition expression's clauses with the placeholders they use. */
 export interface Condition {
@@ -23,21 +24,62 @@ export const Comparison = {
 export type Comparison = (typeof Comparison)[keyof typeof Comparison]
 
 /**
- * The condition that the item holds exactly `expected`'s attributes (its key aside): any change
- * of them by anyone fails it. An outsider's item has no version: the first replace adds one,
- * and that must fail all others, so then the version must still be absent.
+ * What one condition may hold: DynamoDB refuses an expression of more than 300 operators and
+ * functions (each `=` and each `AND` counts) or 4 KB. Less, to leave room for the store's own
+ * clause on the key.
  */
-export function sameItemCondition(expected: Attributes, comparison: Comparison): Condition {
+export const CONDITION_BUDGET = { operators: 290, length: 4_000 } as const
+
+/**
+ * The condition that the item still holds `expected`'s attributes (its key aside), as far as one
+ * condition can say. First the version attribute, which every write of this store changes (an
+ * outsider's item has none: the first replace adds one, and that must fail all others, so then
+ * it must still be absent); then the record's own fields, the body text, and the rest in name
+ * order, each compared whole or not at all, while the budget lasts. On an item of more attributes
+ * than that (about 140), an outsider's in-place edit of one left out goes unnoticed.
+ */
+export function sameItemCondition(
+  expected: Attributes,
+  comparison: Comparison,
+  budget: ConditionBudget = CONDITION_BUDGET,
+): Condition {
   const builder = new ConditionBuilder(comparison)
-  for (const [name, value] of Object.entries(expected)) builder.equal(builder.name(name), value)
-  if (!(VERSION_ATTRIBUTE in expected))
-    builder.clauses.push(`attribute_not_exists(${builder.name(VERSION_ATTRIBUTE)})`)
+  const version = expected[VERSION_ATTRIBUTE]
+  if (version) builder.equal(builder.name(VERSION_ATTRIBUTE), version)
+  else builder.absent(builder.name(VERSION_ATTRIBUTE))
+  for (const name of comparedFirst(expected)) {
+    const mark = builder.mark()
+    builder.equal(builder.name(name), expected[name] as AttributeValue)
+    if (!builder.within(budget)) builder.rollBack(mark)
+  }
   return builder
+}
+
+/** What a condition may hold: operators and functions, and characters of expression. */
+export interface ConditionBudget {
+  readonly operators: number
+  readonly length: number
+}
+
+/** The attributes to compare besides the version, in the order they matter. */
+function comparedFirst(expected: Attributes): string[] {
+  const first: readonly string[] = [...RECORD_FIELDS, BODY_ATTRIBUTE]
+  const rest = Object.keys(expected)
+    .filter((name) => name !== VERSION_ATTRIBUTE && !first.includes(name))
+    .sort()
+  return [...first.filter((name) => Object.hasOwn(expected, name)), ...rest]
 }
 
 /** Whether comparing `item` leaf by leaf would differ from comparing it whole. */
 export function hasMapsOrLists(item: Attributes): boolean {
   return Object.values(item).some((value) => value.M !== undefined || value.L !== undefined)
+}
+
+interface Mark {
+  readonly clauses: number
+  readonly operators: number
+  readonly names: number
+  readonly values: number
 }
 
 class ConditionBuilder implements Condition {
@@ -47,9 +89,42 @@ class ConditionBuilder implements Condition {
   readonly #comparison: Comparison
   readonly #nameIds = new Map<string, string>()
   readonly #valueIds = new Map<string, string>()
+  /** Operators and functions in the clauses, the ANDs between them aside. */
+  #operators = 0
 
   constructor(comparison: Comparison) {
     this.#comparison = comparison
+  }
+
+  /** Where the condition stands, to roll back to. */
+  mark(): Mark {
+    return {
+      clauses: this.clauses.length,
+      operators: this.#operators,
+      names: this.#nameIds.size,
+      values: this.#valueIds.size,
+    }
+  }
+
+  /** Forgets every clause and placeholder added since `mark`: DynamoDB refuses unused ones. */
+  rollBack(mark: Mark): void {
+    this.clauses.length = mark.clauses
+    this.#operators = mark.operators
+    for (const [name, id] of [...this.#nameIds].slice(mark.names)) {
+      this.#nameIds.delete(name)
+      delete this.names[id]
+    }
+    for (const [text, id] of [...this.#valueIds].slice(mark.values)) {
+      this.#valueIds.delete(text)
+      delete this.values[id]
+    }
+  }
+
+  /** Whether the clauses joined with AND stay within `budget`. */
+  within(budget: ConditionBudget): boolean {
+    const joins = Math.max(this.clauses.length - 1, 0)
+    const length = this.clauses.reduce((sum, clause) => sum + clause.length, joins * ' AND '.length)
+    return this.#operators + joins <= budget.operators && length <= budget.length
   }
 
   /** The placeholder of an attribute or map key name (names may hold any character). */
@@ -72,16 +147,24 @@ class ConditionBuilder implements Condition {
       this.#shaped(path, 'L', value.L.length)
       for (const [index, element] of value.L.entries()) this.equal(`${path}[${index}]`, element)
     } else {
-      this.clauses.push(`${path} = ${this.#value(value)}`)
+      this.#push(`${path} = ${this.#value(value)}`, 1)
     }
   }
 
   /** A map or list of this size: without the type, an empty map would match an empty string. */
   #shaped(path: string, type: 'M' | 'L', size: number): void {
-    this.clauses.push(
-      `attribute_type(${path}, ${this.#value({ S: type })})`,
-      `size(${path}) = ${this.#value({ N: String(size) })}`,
-    )
+    this.#push(`attribute_type(${path}, ${this.#value({ S: type })})`, 1)
+    this.#push(`size(${path}) = ${this.#value({ N: String(size) })}`, 2)
+  }
+
+  /** The attribute at `path` must not exist. */
+  absent(path: string): void {
+    this.#push(`attribute_not_exists(${path})`, 1)
+  }
+
+  #push(clause: string, operators: number): void {
+    this.clauses.push(clause)
+    this.#operators += operators
   }
 
   /** One placeholder per distinct value: many leaves share a few values (sizes, types, 0). */

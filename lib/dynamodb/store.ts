@@ -62,8 +62,10 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
 /**
  * The lock store on DynamoDB conditional writes: one item per lock, the record's fields as
  * native attributes. `create` is a PutItem on `attribute_not_exists(<partition key>)`; `replace`
- * is a PutItem conditioned on every attribute of the item the etag names, so that any change of
- * them by anyone fails it (a field only added from outside, by UpdateItem, goes unnoticed).
+ * is a PutItem conditioned on the attributes of the item the etag names, so that any change of
+ * them by anyone fails it: all of them when one condition can hold them (DynamoDB caps it at 300
+ * operators and 4 KB), else the version, the record's own fields and as many others as fit (see
+ * `sameItemCondition`). A field only added from outside, by UpdateItem, goes unnoticed.
  * Needs neither transactions nor `ReturnValuesOnConditionCheckFailure` (uses it when answered).
  * On an engine whose `=` fails on maps and lists (dynalite), compares them leaf by leaf instead;
  * an engine that fails the condition even so gets a `LockStoreError` that says so.
