@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { keyAttributeClash } from '../dynamodb/key-attributes.js'
 import {
   COMMANDS,
   type CommandName,
@@ -151,13 +152,19 @@ function commandLine(command: CommandName, values: Values): CommandLine {
   const table = text('table')
   if (!bucket === !table)
     throw new UsageError('give one of --bucket (an S3 bucket) or --table (a DynamoDB table)', command)
-  if (bucket && values['partition-key'] !== undefined)
-    throw new UsageError('--partition-key names a DynamoDB attribute: it goes with --table', command)
+  for (const option of ['partition-key', 'sort-key'] as const) {
+    if (bucket && values[option] !== undefined)
+      throw new UsageError(`--${option} names a DynamoDB attribute: it goes with --table`, command)
+  }
+  const partitionKey = text('partition-key')
+  const sortKey = sortKeyOf(text('sort-key'), partitionKey ?? 'pk', command)
+  refuseClash('--partition-key', partitionKey, command)
+  refuseClash('--sort-key', sortKey?.name, command)
   const token = text('token')
   const interval = text('interval')
   return {
     command,
-    target: { bucket, table, partitionKey: text('partition-key'), endpoint: text('endpoint') },
+    target: { bucket, table, partitionKey, ...(sortKey && { sortKey }), endpoint: text('endpoint') },
     key: text('key'),
     prefix: text('prefix') ?? '',
     ...(token !== undefined && { token: plainInteger(token, command) }),
@@ -169,6 +176,27 @@ function commandLine(command: CommandName, values: Values): CommandLine {
     intervalMs: interval === undefined ? DEFAULT_INTERVAL_MS : seconds(interval, command),
     json: values.json === true,
   }
+}
+
+/** `--sort-key NAME=VALUE`: the name ends at the first "=", so a value may hold more. */
+function sortKeyOf(
+  text: string | undefined,
+  partitionKey: string,
+  command: CommandName,
+): { name: string; value: string } | undefined {
+  if (text === undefined) return undefined
+  const at = text.indexOf('=')
+  if (at <= 0) throw new UsageError(`--sort-key takes NAME=VALUE, got "${text}"`, command)
+  const name = text.slice(0, at)
+  if (name === partitionKey)
+    throw new UsageError(`--sort-key needs an attribute other than the partition key, got "${name}"`, command)
+  return { name, value: text.slice(at + 1) }
+}
+
+/** A key attribute named like a record field fails every write: say so before the first. */
+function refuseClash(option: string, name: string | undefined, command: CommandName): void {
+  const clash = name === undefined ? undefined : keyAttributeClash(name)
+  if (clash) throw new UsageError(`${option} cannot be "${name}": ${clash}`, command)
 }
 
 /** A token as an operator types it: decimal digits only (no `1e3`, `0x10`, `+5` or `5.0`). */

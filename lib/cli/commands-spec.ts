@@ -19,6 +19,11 @@ export const OPTIONS = {
     value: 'NAME',
     help: "the table's partition key attribute (default: pk); only with --table",
   },
+  'sort-key': {
+    type: 'string',
+    value: 'NAME=VALUE',
+    help: "a table with a sort key: its attribute and the value of every lock item's; only with --table",
+  },
   endpoint: {
     type: 'string',
     value: 'URL',
@@ -116,7 +121,7 @@ export interface CommandSpec {
   readonly details: string
 }
 
-const STORE_OPTIONS = ['bucket', 'table', 'partition-key', 'endpoint', 'json'] as const
+const STORE_OPTIONS = ['bucket', 'table', 'partition-key', 'sort-key', 'endpoint', 'json'] as const
 
 export const COMMANDS = {
   inspect: {

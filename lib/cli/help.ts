@@ -35,7 +35,7 @@ export function programHelp(): string {
     ...commands,
     '',
     'options of every command:',
-    ...optionLines(['bucket', 'table', 'partition-key', 'endpoint', 'json']),
+    ...optionLines(['bucket', 'table', 'partition-key', 'sort-key', 'endpoint', 'json']),
     '',
     exitCodesHelp(),
     '',

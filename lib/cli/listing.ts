@@ -48,21 +48,30 @@ export async function listS3Keys(
 }
 
 /**
- * Every lock key in `table` that starts with `prefix`, sorted. A Scan reads the whole table
- * (its cost grows with the table, not with the matches): the filter only trims the answer.
- * Every item has the table's partition key, so an item without the attribute named as such says
- * the name is wrong (a table keyed `lock_id` listed as keyed `pk`): that is a
- * `ConfigurationError`, not an empty list. The filter lets such items through to tell; this
- * needs no other permission (DescribeTable would).
+ * Every lock key in `table` that starts with `prefix`, sorted: on a table with a sort key, of
+ * the items whose sort key holds `sortKey.value`. A Scan reads the whole table (its cost grows
+ * with the table, not with the matches): the filter only trims the answer. Every item has the
+ * table's key attributes, so an item without one named as such says the name is wrong (a table
+ * keyed `lock_id` listed as keyed `pk`): that is a `ConfigurationError`, not an empty list. The
+ * filter lets such items through to tell; this needs no other permission (DescribeTable would).
  */
 export async function listDynamoDBKeys(
   client: DynamoDBClient,
   table: string,
   partitionKey: string,
   prefix: string,
-  options: ListOptions = {},
+  options: ListOptions & { readonly sortKey?: { readonly name: string; readonly value: string } } = {},
 ): Promise<string[]> {
   const { ScanCommand } = await import('@aws-sdk/client-dynamodb')
+  const { sortKey } = options
+  const filters = [
+    ...(prefix ? ['(begins_with(#key, :prefix) OR attribute_not_exists(#key))'] : []),
+    ...(sortKey ? ['(#sort = :sort OR attribute_not_exists(#sort))'] : []),
+  ]
+  const values = {
+    ...(prefix && { ':prefix': { S: prefix } }),
+    ...(sortKey && { ':sort': { S: sortKey.value } }),
+  }
   const keys = new Set<string>()
   let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined
   do {
@@ -70,11 +79,11 @@ export async function listDynamoDBKeys(
       client.send(
         new ScanCommand({
           TableName: table,
-          ProjectionExpression: '#key',
-          ExpressionAttributeNames: { '#key': partitionKey },
-          ...(prefix && {
-            FilterExpression: 'begins_with(#key, :prefix) OR attribute_not_exists(#key)',
-            ExpressionAttributeValues: { ':prefix': { S: prefix } },
+          ProjectionExpression: sortKey ? '#key, #sort' : '#key',
+          ExpressionAttributeNames: { '#key': partitionKey, ...(sortKey && { '#sort': sortKey.name }) },
+          ...(filters.length > 0 && {
+            FilterExpression: filters.join(' AND '),
+            ExpressionAttributeValues: values,
           }),
           ExclusiveStartKey: start,
           Limit: options.pageSize,
@@ -84,18 +93,22 @@ export async function listDynamoDBKeys(
       ),
     )
     for (const item of page.Items ?? []) {
-      if (!(partitionKey in item)) {
-        throw new ConfigurationError(
-          `the items of table ${table} have no "${partitionKey}" attribute: it is not the table's partition ` +
-            "key; give the key's name with --partition-key NAME",
-        )
-      }
+      if (!(partitionKey in item)) throw notTheKey(table, partitionKey, 'partition')
+      if (sortKey && !(sortKey.name in item)) throw notTheKey(table, sortKey.name, 'sort')
       const key = item[partitionKey]?.S
       if (key?.startsWith(prefix)) keys.add(key)
     }
     start = page.LastEvaluatedKey
   } while (start)
   return [...keys].sort()
+}
+
+function notTheKey(table: string, name: string, which: 'partition' | 'sort'): ConfigurationError {
+  const option = which === 'partition' ? '--partition-key NAME' : '--sort-key NAME=VALUE'
+  return new ConfigurationError(
+    `the items of table ${table} have no "${name}" attribute: it is not the table's ${which} key; ` +
+      `give the key's name with ${option}`,
+  )
 }
 
 /**

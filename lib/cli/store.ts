@@ -11,6 +11,8 @@ export interface StoreTarget {
   readonly bucket?: string | undefined
   readonly table?: string | undefined
   readonly partitionKey?: string | undefined
+  /** A table with a sort key: its name and the value every lock item has. */
+  readonly sortKey?: { readonly name: string; readonly value: string } | undefined
   /** Another engine's endpoint (path-style for S3). */
   readonly endpoint?: string | undefined
 }
@@ -88,14 +90,17 @@ async function openTable(target: StoreTarget, table: string, clients: StoreClien
   const { endpoint } = target
   const partitionKey = target.partitionKey ?? 'pk'
   const client = clients.dynamodb ?? new DynamoDBClient({ maxAttempts: 1, ...(endpoint && { endpoint }) })
-  const store = new ObservedStore(new DynamoDBLockStore({ client, tableName: table, partitionKey }))
+  const { sortKey } = target
+  const store = new ObservedStore(
+    new DynamoDBLockStore({ client, tableName: table, partitionKey, ...(sortKey && { sortKey }) }),
+  )
   const where = (key: string) => `"${key}" in table ${table}`
   return {
     client,
     store,
     where,
     listKeys: (prefix: string, options?: ListOptions) =>
-      listDynamoDBKeys(client, table, partitionKey, prefix, options),
+      listDynamoDBKeys(client, table, partitionKey, prefix, { ...options, ...(sortKey && { sortKey }) }),
     notFound: async (key: string): Promise<never> => {
       throw new LockNotFoundError(`no lock ${where(key)} (partition key ${partitionKey})`, key)
     },

@@ -88,7 +88,7 @@ export function keySchemaError(
     `the table's key is not "${layout.partitionKey}" (${given}): ${what} was refused (${name}: ${message}); ` +
       "name the table's partition key with partitionKey (new DynamoDBLockStore), " +
       'LAMBDA_SINGLETON_PARTITION_KEY (the store from the environment) or --partition-key (the CLI), ' +
-      'and a sort key with sortKey',
+      'and a sort key with sortKey (new DynamoDBLockStore) or --sort-key NAME=VALUE (the CLI)',
     { key, reason: ConfigurationReason.KeySchema, cause: error },
   )
 }

@@ -14,6 +14,7 @@ import { type Attributes, UnrepresentableError } from './attributes.js'
 import { Comparison, type Condition, hasMapsOrLists, sameItemCondition } from './condition.js'
 import { DYNAMODB_ERRORS, DynamoDBErrorKind, keySchemaError } from './errors.js'
 import { type ItemLayout, itemFor, keyOf, type ReadItem, readItem, withoutKey } from './item.js'
+import { keyAttributeClash } from './key-attributes.js'
 
 /**
  * The options, unless @aws-sdk/client-dynamodb (an optional peer dependency) is not installed:
@@ -99,6 +100,8 @@ export class DynamoDBLockStore implements LockStore {
     if (sortKey && (!sortKey.name || typeof sortKey.value !== 'string' || sortKey.name === partitionKey)) {
       throw new LockOptionsError('sortKey needs a name (other than the partition key) and a string value')
     }
+    refuseClash('partitionKey', partitionKey)
+    if (sortKey) refuseClash('sortKey.name', sortKey.name)
     const timeout = requestTimeoutMs(options.requestTimeoutMs)
     this.client = options.client ?? defaultClient()
     this.tableName = options.tableName
@@ -302,6 +305,13 @@ export class DynamoDBLockStore implements LockStore {
   #request(operation: string, key: string): string {
     return `DynamoDB ${operation} of "${key}" in ${this.tableName}`
   }
+}
+
+/** A key attribute named like a record field would fail at run time: refuse it now. */
+function refuseClash(option: string, name: string): void {
+  const clash = keyAttributeClash(name)
+  if (clash)
+    throw new LockOptionsError(`${option} cannot be "${name}": ${clash}; name the table's key otherwise`)
 }
 
 function operationOf(command: DynamoDBCommand): string {

@@ -108,6 +108,33 @@ describe('the command line', () => {
     expect(usageError('reset --bucket b --key k')).toBe('reset needs --token or --back-to-clock')
   })
 
+  it("takes a table's sort key as NAME=VALUE, only with --table", () => {
+    expect(parse('list --table t --partition-key id --sort-key kind=lock')).toMatchObject({
+      target: { table: 't', partitionKey: 'id', sortKey: { name: 'kind', value: 'lock' } },
+    })
+    // The value is what follows the first "=", and may hold more.
+    expect(parse('inspect --table t --sort-key kind=a=b --key k')).toMatchObject({
+      target: { sortKey: { name: 'kind', value: 'a=b' } },
+    })
+    expect(parse('inspect --table t --key k')).not.toHaveProperty('target.sortKey')
+    expect(usageError('inspect --table t --sort-key kind --key k')).toMatch(/--sort-key takes NAME=VALUE/)
+    expect(usageError('inspect --table t --sort-key =lock --key k')).toMatch(/--sort-key takes NAME=VALUE/)
+    expect(usageError('inspect --bucket b --sort-key kind=lock --key k')).toMatch(/goes with --table/)
+    expect(usageError('inspect --table t --partition-key id --sort-key id=x --key k')).toMatch(
+      /--sort-key .*other than the partition key/,
+    )
+  })
+
+  it('refuses a key attribute named like a field of the lock record, naming the clash', () => {
+    expect(usageError('inspect --table t --partition-key owner --key k')).toMatch(
+      /--partition-key cannot be "owner": "owner" is a field of the lock record/,
+    )
+    expect(usageError('inspect --table t --sort-key state=x --key k')).toMatch(
+      /--sort-key cannot be "state": "state" is a field of the lock record/,
+    )
+    expect(usageError('inspect --table t --partition-key lock_version --key k')).toMatch(/"lock_version"/)
+  })
+
   it('takes a reset back to the clock instead of a token, never both', () => {
     expect(parse('reset --bucket b --key k --back-to-clock')).toMatchObject({
       command: 'reset',
