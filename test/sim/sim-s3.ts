@@ -130,6 +130,7 @@ export class SimS3 {
     const key = decodeURIComponent(request.path.replace(`/${BUCKET}/`, ''))
     const headers = lowerCased(request.headers)
     const object = this.#objects.get(key)
+    const checks = !this.faults().ignoreConditions
     if (request.method === 'HEAD') {
       if (!object) return { statusCode: 404, headers: {}, body: new Uint8Array() }
       return {
@@ -137,17 +138,17 @@ export class SimS3 {
         headers: {
           etag: `"${object.etag}"`,
           'content-length': String(object.body.length),
-          ...(object.token !== undefined && {
-            [`x-amz-meta-${FENCING_TOKEN_METADATA}`]: String(object.token),
-          }),
+          // A broken engine (`ignoreConditions`) also drops user metadata: nothing fences at all.
+          ...(object.token !== undefined &&
+            checks && { [`x-amz-meta-${FENCING_TOKEN_METADATA}`]: String(object.token) }),
         },
         body: new Uint8Array(),
       }
     }
     if (request.method !== 'PUT') return this.#error(405, 'MethodNotAllowed')
     const ifMatch = headers['if-match']
-    if (headers['if-none-match'] === '*' && object) return this.#error(412, 'PreconditionFailed')
-    if (ifMatch !== undefined) {
+    if (checks && headers['if-none-match'] === '*' && object) return this.#error(412, 'PreconditionFailed')
+    if (checks && ifMatch !== undefined) {
       if (!object) {
         return this.faults().absentAsPreconditionFailed
           ? this.#error(412, 'PreconditionFailed')
