@@ -4,6 +4,7 @@ import {
   type ReadResult,
   ReadStatus,
   type StoreCallOptions,
+  type StoreLimits,
   type WriteResult,
 } from '../core/store.js'
 
@@ -15,6 +16,7 @@ import {
  */
 export class ObservedStore implements LockStore {
   readonly clockResolutionMs: number
+  readonly limits?: StoreLimits
   readonly #inner: LockStore
   #last: { serverDate: number; receivedAt: number } | undefined
   readonly #unconfirmed = new Set<string>()
@@ -22,6 +24,7 @@ export class ObservedStore implements LockStore {
   constructor(inner: LockStore) {
     this.#inner = inner
     this.clockResolutionMs = inner.clockResolutionMs
+    if (inner.limits) this.limits = inner.limits
   }
 
   async read(key: string, options?: StoreCallOptions): Promise<ReadResult> {

@@ -260,20 +260,22 @@ export class Lease {
       ...fields,
     }
     if (patch.lastRun !== undefined) next.last_run = patch.lastRun
-    if (patch.state !== undefined) next.state = this.#checked(patch.state, 'Checkpoint state')
+    if (patch.state !== undefined) next.state = this.#checked('state', patch.state, 'Checkpoint state')
     else if (patch.clearState) delete next.state
-    if (patch.cursor !== undefined) next.cursor = this.#checked(patch.cursor, 'Cursor')
+    if (patch.cursor !== undefined) next.cursor = this.#checked('cursor', patch.cursor, 'Cursor')
     // History makes room for a checkpoint or a cursor, never the other way round.
     return withinRecordSize(next as LockRecord)
   }
 
   /**
-   * `value` as it may be stored in the record: refused (`LockOptionsError`) when no reader could
-   * take it back, or when it is larger than `MAX_STATE_BYTES`.
+   * `value` as it may be stored as the record's `field`: refused (`LockOptionsError`) when no
+   * reader could take it back, when the store cannot hold it (`LockStore.limits`), or when it is
+   * larger than `MAX_STATE_BYTES`.
    */
-  #checked(value: JsonValue, what: string): JsonValue {
+  #checked(field: string, value: JsonValue, what: string): JsonValue {
+    const limits = this.#session.limits
     // The value sits one level below the record.
-    const limit = MAX_RECORD_DEPTH - 1
+    const limit = Math.min(MAX_RECORD_DEPTH, limits?.recordDepth ?? MAX_RECORD_DEPTH) - 1
     const refused = (why: string, cause?: unknown) =>
       new LockOptionsError(`${what} ${why}; nothing was written`, { key: this.key, cause })
     if (nestingDepth(value, limit) > limit) {
@@ -292,6 +294,8 @@ export class Lease {
         key: this.key,
       })
     }
+    const unstorable = limits?.unstorable?.(field, value)
+    if (unstorable !== undefined) throw refused(`cannot be stored as it is: ${unstorable}`)
     return value
   }
 

@@ -9,6 +9,7 @@ import {
   type ReadResult,
   ReadStatus,
   type StoreCallOptions,
+  type StoreLimits,
   type WriteResult,
   WriteStatus,
 } from './store.js'
@@ -89,6 +90,11 @@ export class StoreSession {
     this.#trustLocalClock = trustLocalClock
     this.#serverClock = serverClockOf(store, clock)
     this.#prober = new ClockProber(store, key, clock, this.#serverClock)
+  }
+
+  /** What the store can hold of a record, when it says. */
+  get limits(): StoreLimits | undefined {
+    return this.#store.limits
   }
 
   /** Our own last write, unless we found it written over since. */

@@ -18,6 +18,12 @@ export interface LockStore {
    * of that clock. @default the store itself
    */
   readonly clockSource?: object
+  /**
+   * What this store can hold of a record beyond what JSON can, when less: a checkpoint or cursor
+   * it could not hold is refused with `LockOptionsError` before anything is written.
+   * @default JSON's limits alone (`MAX_RECORD_DEPTH`)
+   */
+  readonly limits?: StoreLimits
   read(key: string, options?: StoreCallOptions): Promise<ReadResult>
   /** Writes only if no object exists at `key` (S3: `If-None-Match: *`). */
   create(key: string, body: string, options?: StoreCallOptions): Promise<WriteResult>
@@ -30,6 +36,20 @@ export interface LockStore {
    * @default the date of a `read` of `key`
    */
   probeDate?(key: string, options?: StoreCallOptions): Promise<number | undefined>
+}
+
+/** What a store can hold of a record (`LockStore.limits`). */
+export interface StoreLimits {
+  /**
+   * Levels of objects and arrays a record may nest, the record itself being the first; at most
+   * `MAX_RECORD_DEPTH` counts. DynamoDB: 32, so a checkpoint or cursor may nest 31 levels.
+   */
+  readonly recordDepth: number
+  /**
+   * Why the store cannot hold `value` exactly as the record's field `field` (DynamoDB: a number
+   * outside its range), or undefined when it can. Called for values within `recordDepth`.
+   */
+  unstorable?(field: string, value: unknown): string | undefined
 }
 
 export interface StoreCallOptions {

@@ -12,8 +12,11 @@ export class UnrepresentableError extends Error {
 const MAX_SIGNIFICANT_DIGITS = 38
 const MIN_EXPONENT = -130
 const MAX_EXPONENT = 125
-/** DynamoDB refuses documents nested deeper than this. */
-const MAX_DEPTH = 32
+/**
+ * Levels of maps and lists DynamoDB holds, the item itself being the first: an attribute's value
+ * may nest 31 levels (DynamoDB Local refuses 32: "Nesting Levels have exceeded supported limits").
+ */
+export const MAX_ITEM_DEPTH = 32
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -51,7 +54,21 @@ export function toAttributes(body: string): Attributes {
   ) {
     throw new UnrepresentableError('the body is not a JSON object')
   }
-  return toMap(parsed as Record<string, unknown>, '', 0)
+  return toMap(parsed as Record<string, unknown>, '', 1)
+}
+
+/**
+ * Why DynamoDB cannot hold `value` exactly as the attribute `name` (a number outside its range,
+ * nesting too deep, an empty map key, a lone surrogate), or undefined when it can.
+ */
+export function unstorableAttribute(name: string, value: unknown): string | undefined {
+  try {
+    toAttributes(JSON.stringify({ [name]: value }))
+    return undefined
+  } catch (error) {
+    if (error instanceof UnrepresentableError) return error.message
+    throw error
+  }
 }
 
 function toMap(object: Record<string, unknown>, path: string, depth: number): Attributes {
@@ -74,7 +91,10 @@ function toValue(value: unknown, path: string, depth: number): AttributeValue {
     return { S: value }
   }
   if (value instanceof NumberText) return { N: checkNumber(value.text, path) }
-  if (depth + 1 > MAX_DEPTH) throw new UnrepresentableError(`${path}: nested deeper than ${MAX_DEPTH}`)
+  if (depth + 1 > MAX_ITEM_DEPTH)
+    throw new UnrepresentableError(
+      `${path}: nested deeper than DynamoDB holds (${MAX_ITEM_DEPTH} levels, the item's included)`,
+    )
   if (Array.isArray(value)) return { L: value.map((item, i) => toValue(item, `${path}/${i}`, depth + 1)) }
   return { M: toMap(value as Record<string, unknown>, path, depth + 1) }
 }

@@ -7,10 +7,11 @@ import {
   type ReadResult,
   ReadStatus,
   type StoreCallOptions,
+  type StoreLimits,
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
-import { type Attributes, UnrepresentableError } from './attributes.js'
+import { type Attributes, MAX_ITEM_DEPTH, UnrepresentableError, unstorableAttribute } from './attributes.js'
 import { Comparison, type Condition, hasMapsOrLists, sameItemCondition } from './condition.js'
 import { DYNAMODB_ERRORS, DynamoDBErrorKind, keySchemaError } from './errors.js'
 import { type ItemLayout, itemFor, keyOf, type ReadItem, readItem, withoutKey } from './item.js'
@@ -73,6 +74,8 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
  */
 export class DynamoDBLockStore implements LockStore {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
+  /** An item nests at most 32 levels, and numbers have a range: checked before a checkpoint is written. */
+  readonly limits: StoreLimits = { recordDepth: MAX_ITEM_DEPTH, unstorable: unstorableAttribute }
   readonly client: DynamoDBClient
   readonly tableName: string
   /** Name of the table's partition key, whose value is the lock key. */

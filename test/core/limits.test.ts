@@ -183,6 +183,24 @@ describe('a lock at the limits of its record', () => {
       expect((error as Error).message).toMatch(/cannot be written as JSON/)
     })
 
+    it('refuses a checkpoint or a cursor beyond what its store says it holds, with LockOptionsError, before writing', async () => {
+      const { contender, store, writes } = setup()
+      const tooSmall = (_field: string, value: unknown) =>
+        JSON.stringify(value).includes('e-200') ? 'a number too small for this store' : undefined
+      Object.assign(store, { limits: { recordDepth: 4, unstorable: tooSmall } })
+      const lease = await leaseOf(contender('a').tryAcquire())
+      const written = writes()
+      const deep = await rejection(lease?.saveCheckpoint(JSON.parse(nested(4))) ?? Promise.resolve())
+      expect(deep).toBeInstanceOf(LockOptionsError)
+      expect((deep as Error).message).toMatch(/^Checkpoint state nests more than 3 levels deep/)
+      const tiny = await rejection(lease?.saveCursor({ tiny: 1e-200 }) ?? Promise.resolve())
+      expect(tiny).toBeInstanceOf(LockOptionsError)
+      expect((tiny as Error).message).toMatch(/^Cursor cannot be stored as it is: a number too small/)
+      expect(writes()).toBe(written)
+      // The record is the first of its levels: a field may nest one level fewer.
+      await lease?.saveCheckpoint(JSON.parse(nested(3)))
+    })
+
     it('takes a checkpoint and a cursor nested as deep as a record field may be', async () => {
       const { contender, store } = setup()
       const lease = await leaseOf(contender('a').tryAcquire())
