@@ -27,6 +27,7 @@ export {
   type ReadResult,
   ReadStatus,
   type StoreCallOptions,
+  type StoreLimits,
   type WriteResult,
   WriteStatus,
 } from './core/store.js'
