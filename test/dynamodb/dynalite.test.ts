@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockStoreError } from '../../lib/core/errors.js'
 import { WriteStatus } from '../../lib/core/store.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import { withSingleton } from '../../lib/index.js'
+import { Lock, withSingleton } from '../../lib/index.js'
 import type { OutcomeEvent } from '../../lib/lifecycle/outcome.js'
 import { type ContractTarget, describeLockStoreContract } from '../stores/contract.js'
 import { describeTokenAttacks } from '../stores/token-attacks.js'
 import { deleteItem, putRawItem } from '../support/dynamodb.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
+import { leaseOf } from '../support/lease-of.js'
 import { type DynaliteEngine, startDynalite } from './dynalite-engine.js'
 
 /**
@@ -49,6 +50,17 @@ describe('on dynalite', () => {
     await handler({}, lambdaContext({ timeoutMs: 20_000 }))
     await handler({}, lambdaContext({ timeoutMs: 20_000 }))
     expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'released', 'acquired', 'released'])
+  })
+
+  it('takes, checkpoints and releases a lock whose item holds 400 attributes and a large checkpoint, compared leaf by leaf', async () => {
+    const team = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`team_field_${i}`, i]))
+    const record = { v: 1, token: 1, expires_at: 0, owner: 'old', state: { pages: [1, 2, 3] }, ...team }
+    await putRawItem(engine.client, engine.tableName, { pk: { S: 'wide' } }, JSON.stringify(record))
+    const lease = await leaseOf(new Lock({ store: storeOn(), key: 'wide' }).tryAcquire())
+    expect(lease).not.toBeNull()
+    await lease?.saveCheckpoint({ pages: Array.from({ length: 300 }, (_, page) => ({ page, done: true })) })
+    await lease?.renew()
+    await lease?.release()
   })
 
   it('refuses a replace whose condition the engine fails on the very item it holds, naming the answer', async () => {
