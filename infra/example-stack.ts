@@ -111,6 +111,8 @@ export class ExampleStack extends Stack {
     this.tenantSync = new ScheduledSingletonFunction(this, 'TenantSync', {
       entry: EXAMPLE_ENTRIES.tenantSync,
       lockBucket: this.lockBucket,
+      // The handler's key function locks tenant-sync/<tenant>: its role may use those keys only.
+      lockKeys: ['tenant-sync/*'],
       schedules: tenants.map((tenant) => ({
         name: tenant,
         expression: ScheduleExpression.rate(Duration.minutes(15)),

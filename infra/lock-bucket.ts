@@ -7,7 +7,13 @@ import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { secureBucketProps } from './private/bucket-props.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
-import { type BindOptions, bindLockKey, validateLockKey } from './private/lock-key.js'
+import {
+  type BindOptions,
+  bindLockKey,
+  grantedKeys,
+  validateLockKey,
+  validateLockKeys,
+} from './private/lock-key.js'
 import { acknowledgeWildcardResource } from './private/nag.js'
 
 /** What a lock holder does: read the lock object, and write it conditionally. Nothing else. */
@@ -163,28 +169,14 @@ export class LockBucket extends Construct {
   }
 
   /**
-   * Lets `grantee` take, renew and release locks: `s3:GetObject` and `s3:PutObject` on the lock
-   * prefix only (plus `kms:Decrypt`/`kms:GenerateDataKey` when the bucket has a KMS key).
-   * No delete, no listing, nothing outside the prefix.
+   * Lets `grantee` take, renew and release any lock under the prefix: `s3:GetObject` and
+   * `s3:PutObject` on `keyPrefix*` (plus `kms:Decrypt`/`kms:GenerateDataKey` when the bucket has a
+   * KMS key). No delete, no listing, nothing outside the prefix. This is the wide grant, for an
+   * operator or a tool that serves every job: a job's own role should get `grantKey`, `grantKeys`
+   * or `bind`, which cover its keys only, so that it cannot write (and park) another job's lock.
    */
   grant(grantee: iam.IGrantable): iam.Grant {
-    const grant = iam.Grant.addToPrincipalOrResource({
-      grantee,
-      actions: [...LOCK_ACTIONS],
-      resourceArns: [this.lockObjectsArn],
-      resource: this.bucket,
-    })
-    this.bucket.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:GenerateDataKey')
-    const principal = grantee.grantPrincipal
-    if (Construct.isConstruct(principal)) {
-      acknowledgeWildcardResource(
-        principal,
-        this.lockObjectsArn,
-        'Lock object names are chosen at run time (the function name or a per-entity key), so ' +
-          'the grant covers the lock prefix, and only with GetObject and PutObject.',
-      )
-    }
-    return grant
+    return this.#grantObjects(grantee, ['*'])
   }
 
   /**
@@ -194,27 +186,54 @@ export class LockBucket extends Construct {
    */
   grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
     validateLockKey(this, lockKey)
-    const grant = iam.Grant.addToPrincipalOrResource({
-      grantee,
-      actions: [...LOCK_ACTIONS],
-      resourceArns: [this.bucket.arnForObjects(`${this.keyPrefix}${lockKey}`)],
-      resource: this.bucket,
-    })
-    this.bucket.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:GenerateDataKey')
-    return grant
+    return this.#grantObjects(grantee, [lockKey])
+  }
+
+  /**
+   * Lets `grantee` use the locks whose keys match `patterns`, below the prefix (IAM wildcards:
+   * `*` any run of characters, `?` one): `s3:GetObject` and `s3:PutObject` on those objects only,
+   * plus the bucket's KMS key, if any. For a job that chooses its key at run time, e.g.
+   * `['tenant-sync/*']`.
+   */
+  grantKeys(grantee: iam.IGrantable, patterns: readonly string[]): iam.Grant {
+    validateLockKeys(this, patterns)
+    return this.#grantObjects(grantee, patterns)
   }
 
   /**
    * Wires a function to this lock store: the environment variables the `singleton()` middleware
-   * reads (bucket name, key prefix and the function's lock key), and `grant()`. Returns the lock
-   * key (below the prefix).
+   * reads (bucket name, key prefix and the function's lock key), and a grant on its own key only
+   * (`grantKey`), or on `lockKeys` when given. Returns the lock key (below the prefix).
    */
   bind(fn: lambda.Function, options: BindOptions = {}): string {
     const lockKey = bindLockKey(this, fn, options.lockKey)
     fn.addEnvironment(LOCK_ENV.store, 's3')
     fn.addEnvironment(LOCK_ENV.bucket, this.bucket.bucketName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
-    this.grant(fn)
+    this.#grantObjects(fn, grantedKeys(this, lockKey, options.lockKeys))
     return lockKey
+  }
+
+  /** GetObject and PutObject on `keyPrefix + key` for each key (or pattern), and the KMS key. */
+  #grantObjects(grantee: iam.IGrantable, keys: readonly string[]): iam.Grant {
+    const arns = keys.map((key) => this.bucket.arnForObjects(`${this.keyPrefix}${key}`))
+    const grant = iam.Grant.addToPrincipalOrResource({
+      grantee,
+      actions: [...LOCK_ACTIONS],
+      resourceArns: arns,
+      resource: this.bucket,
+    })
+    this.bucket.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:GenerateDataKey')
+    const principal = grantee.grantPrincipal
+    if (!Construct.isConstruct(principal)) return grant
+    for (const arn of arns.filter((_, i) => keys[i]?.includes('*'))) {
+      acknowledgeWildcardResource(
+        principal,
+        arn,
+        'Lock object names under this pattern are chosen at run time (a per-tenant or per-entity ' +
+          'key), so the grant covers the pattern, and only with GetObject and PutObject.',
+      )
+    }
+    return grant
   }
 }

@@ -7,7 +7,14 @@ import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
-import { type BindOptions, bindLockKey, validateLockKey } from './private/lock-key.js'
+import {
+  type BindOptions,
+  bindLockKey,
+  grantedKeys,
+  isPattern,
+  validateLockKey,
+  validateLockKeys,
+} from './private/lock-key.js'
 import { acknowledgeWildcardAction } from './private/nag.js'
 
 /**
@@ -174,22 +181,75 @@ export class LockTable extends Construct {
   }
 
   /**
-   * Lets `grantee` take, renew and release locks: `dynamodb:GetItem` and `dynamodb:PutItem` on
-   * the table, only for items whose partition key starts with the key
+   * Lets `grantee` take, renew and release any lock under the prefix: `dynamodb:GetItem` and
+   * `dynamodb:PutItem` on the table, only for items whose partition key starts with the key
    * prefix (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`), plus the use of the table's
-   * customer managed KMS key, if any. No delete, no query or scan, no other item.
+   * customer managed KMS key, if any. No delete, no query or scan, no other item. This is the wide
+   * grant, for an operator or a tool that serves every job: a job's own role should get
+   * `grantKey`, `grantKeys` or `bind`, which cover its keys only.
    *
+   * IAM cannot require a `ConditionExpression` on PutItem (DynamoDB has no condition key for it),
+   * so whoever holds this grant can overwrite any lock record under the prefix unconditionally.
    * The statement goes on the grantee's own policy: a principal of another account also needs a
    * statement in the table's resource policy.
    */
   grant(grantee: iam.IGrantable): iam.Grant {
+    return this.#grantItems(grantee, ['*'])
+  }
+
+  /**
+   * Lets `grantee` hold one lock only: `dynamodb:GetItem` and `dynamodb:PutItem` on the item whose
+   * partition key is `keyPrefix + lockKey` (`ForAllValues:StringEquals` on `dynamodb:LeadingKeys`),
+   * plus the table's customer managed KMS key, if any. For a job whose key is fixed at deploy
+   * time, such as a `ScheduledSingletonTask`.
+   */
+  grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
+    validateLockKey(this, lockKey)
+    return this.#grantItems(grantee, [lockKey])
+  }
+
+  /**
+   * Lets `grantee` use the lock records whose keys match `patterns`, below the prefix (IAM
+   * wildcards: `*` any run of characters, `?` one; `ForAllValues:StringLike` on
+   * `dynamodb:LeadingKeys`), plus the table's customer managed KMS key, if any. For a job that
+   * chooses its key at run time, e.g. `['tenant-sync/*']`.
+   */
+  grantKeys(grantee: iam.IGrantable, patterns: readonly string[]): iam.Grant {
+    validateLockKeys(this, patterns)
+    return this.#grantItems(grantee, patterns)
+  }
+
+  /**
+   * Wires a function to this lock store: the environment variables the runtime reads (table
+   * name, key prefix, the partition key when it is not `pk`, and the function's lock key), and a
+   * grant on its own key only (`grantKey`), or on `lockKeys` when given. Returns the lock key
+   * (below the prefix).
+   */
+  bind(fn: lambda.Function, options: BindOptions = {}): string {
+    const lockKey = bindLockKey(this, fn, options.lockKey)
+    fn.addEnvironment(LOCK_ENV.store, 'dynamodb')
+    fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
+    fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
+    if (this.partitionKey !== DEFAULT_PARTITION_KEY) {
+      fn.addEnvironment(LOCK_ENV.partitionKey, this.partitionKey)
+    }
+    this.#grantItems(fn, grantedKeys(this, lockKey, options.lockKeys))
+    return lockKey
+  }
+
+  /** GetItem and PutItem on the items `keyPrefix + key` for each key (or pattern), and the KMS key. */
+  #grantItems(grantee: iam.IGrantable, keys: readonly string[]): iam.Grant {
+    const values = keys.map((key) => `${this.keyPrefix}${key}`)
     const grant = iam.Grant.addToPrincipal({
       grantee,
       actions: [...TABLE_LOCK_ACTIONS],
       resourceArns: [this.table.tableArn],
       // LeadingKeys is the partition key value of the item an action reads or writes; AWS
-      // requires the ForAllValues qualifier for it, also on single-item actions.
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': `${this.keyPrefix}*` } },
+      // requires the ForAllValues qualifier for it, also on single-item actions. StringLike
+      // matches a key without wildcards exactly, so one operator serves a mixed list.
+      conditions: keys.some(isPattern)
+        ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': values.length === 1 ? values[0] : values } }
+        : { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': values } },
     })
     const key = this.table.encryptionKey
     if (key) {
@@ -207,43 +267,6 @@ export class LockTable extends Construct {
       }
     }
     return grant
-  }
-
-  /**
-   * Lets `grantee` hold one lock only: `dynamodb:GetItem` and `dynamodb:PutItem` on the item whose
-   * partition key is `keyPrefix + lockKey` (`ForAllValues:StringEquals` on `dynamodb:LeadingKeys`),
-   * plus the table's customer managed KMS key, if any. For a job whose key is fixed at deploy
-   * time, such as a `ScheduledSingletonTask`.
-   */
-  grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
-    validateLockKey(this, lockKey)
-    const grant = iam.Grant.addToPrincipal({
-      grantee,
-      actions: [...TABLE_LOCK_ACTIONS],
-      resourceArns: [this.table.tableArn],
-      conditions: {
-        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [`${this.keyPrefix}${lockKey}`] },
-      },
-    })
-    this.table.encryptionKey?.grant(grantee, ...TABLE_KEY_ACTIONS)
-    return grant
-  }
-
-  /**
-   * Wires a function to this lock store: the environment variables the runtime reads (table
-   * name, key prefix, the partition key when it is not `pk`, and the function's lock key), and
-   * `grant()`. Returns the lock key (below the prefix).
-   */
-  bind(fn: lambda.Function, options: BindOptions = {}): string {
-    const lockKey = bindLockKey(this, fn, options.lockKey)
-    fn.addEnvironment(LOCK_ENV.store, 'dynamodb')
-    fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
-    fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
-    if (this.partitionKey !== DEFAULT_PARTITION_KEY) {
-      fn.addEnvironment(LOCK_ENV.partitionKey, this.partitionKey)
-    }
-    this.grant(fn)
-    return lockKey
   }
 }
 

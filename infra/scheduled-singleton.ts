@@ -112,6 +112,19 @@ export interface ScheduledSingletonOptions {
   readonly lockKey?: string
 
   /**
+   * The lock keys the function's role may use, below the store's key prefix, when its handler
+   * chooses the key at run time (the middleware's `key` as a function: per tenant, per entity).
+   * Patterns take IAM's wildcards (`*` any run of characters, `?` one), e.g. `['tenant-sync/*']`.
+   * What is listed is all that is granted: add `lockKey` if the handler also uses it. `['*']`
+   * grants the whole prefix, every job's lock: one job's role could then write, and park, another
+   * job's lock.
+   *
+   * @default only the function's own lock key (`lockKey`): its role can read and write that one
+   *   lock, and no other job's
+   */
+  readonly lockKeys?: readonly string[]
+
+  /**
    * CloudWatch metrics from the middleware (Embedded Metric Format lines in the function's
    * logs): acquired, skipped, duplicate, lost, release failed, wait and hold times. With
    * `alarms`, an alarm on lost leases too; optionally a dashboard.
@@ -132,9 +145,9 @@ export interface ScheduledSingletonProps extends ScheduledSingletonOptions {
 
 /**
  * Makes an existing Lambda function a scheduled singleton: lock environment variables and a
- * least-privilege grant on a `LockBucket` (or a `LockTable`), EventBridge Scheduler schedules
- * whose event carries the tick's scheduled time, a retry policy and optional dead-letter queue,
- * optional alarms.
+ * least-privilege grant on a `LockBucket` (or a `LockTable`), on the function's own lock key
+ * only; EventBridge Scheduler schedules whose event carries the tick's scheduled time, a retry
+ * policy and optional dead-letter queue, optional alarms.
  */
 export class ScheduledSingleton extends Construct {
   /** The function being scheduled. */
@@ -189,7 +202,7 @@ export class ScheduledSingleton extends Construct {
       this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
       this.lockStore = this.lockBucket
     }
-    this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey })
+    this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey, lockKeys: props.lockKeys })
     if (props.maxTickAge) {
       if (!props.maxTickAge.isUnresolved() && props.maxTickAge.toMilliseconds() <= 0) {
         throw new SingletonValidationError('maxTickAge must be above 0', this)

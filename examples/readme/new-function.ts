@@ -26,7 +26,7 @@ export class JobsStack extends Stack {
       lockKey: 'nightly-report', // locks/nightly-report; by default the construct path, JobsStack/NightlyReport
       functionProps: { memorySize: 512, environment: { STAGE: 'prod', OUTPUT_BUCKET: output.bucketName } },
     })
-    // The construct grants the lock prefix only: the handler's own output is yours to grant.
+    // The construct grants the function's own lock only: its output is yours to grant.
     // fencedPut sends a HEAD (s3:GetObject) and a conditional PUT (s3:PutObject).
     output.grantRead(job.function, 'parts/*')
     output.grantPut(job.function, 'parts/*')

@@ -125,7 +125,7 @@ data "aws_iam_policy_document" "nightly_report" {
   }
   statement {
     actions   = ["s3:GetObject", "s3:PutObject"]
-    resources = ["${aws_s3_bucket.locks.arn}/locks/*"]
+    resources = ["${aws_s3_bucket.locks.arn}/locks/nightly-report"] # LAMBDA_SINGLETON_KEY only
   }
 }
 

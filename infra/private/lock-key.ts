@@ -13,6 +13,18 @@ export interface BindOptions {
    * @default the function's construct path, e.g. `Jobs/NightlyReport/Function`
    */
   readonly lockKey?: string
+
+  /**
+   * The keys the function's role may use, below the store's key prefix, for a handler that
+   * chooses its key at run time (a `key` function: per tenant, per entity). Patterns take IAM's
+   * wildcards: `*` any run of characters, `?` one. What is listed is all that is granted: list the
+   * default key too if the handler also uses it. `['*']` is the whole prefix, as `grant()`: every
+   * job's lock, which brings back the risk this default removes (one job's role can write, and
+   * park, another job's lock).
+   *
+   * @default only `lockKey` (the one key the function is told)
+   */
+  readonly lockKeys?: readonly string[]
 }
 
 /** The longest lock key accepted: S3 keys are at most 1024 bytes, and the prefix may take 512. */
@@ -30,11 +42,47 @@ export function bindLockKey(scope: Construct, fn: lambda.Function, lockKey: stri
   return key
 }
 
-/** Refuses at synth time a lock key that the middleware could not use. */
+/**
+ * Refuses at synth time a lock key that the middleware could not use, or that a policy would read
+ * as a pattern: `*` and `?` are wildcards in an S3 ARN and in `StringLike`, so one job's grant
+ * would also cover other jobs' keys.
+ */
 export function validateLockKey(scope: Construct, key: string): void {
+  checkKey(scope, `lockKey ${JSON.stringify(key)}`, key)
+  if (!Token.isUnresolved(key) && /[*?]/.test(key)) {
+    throw new SingletonValidationError(
+      `lockKey ${JSON.stringify(key)} contains a policy wildcard (* or ?), so its grant would cover ` +
+        'other keys too; for keys chosen at run time, give their patterns in lockKeys',
+      scope,
+    )
+  }
+}
+
+/** Refuses at synth time a `lockKeys` list that grants nothing, or a pattern no key could match. */
+export function validateLockKeys(scope: Construct, patterns: readonly string[]): void {
+  if (patterns.length === 0) {
+    throw new SingletonValidationError(
+      "lockKeys is empty: it would grant no key; leave it out for the function's own key",
+      scope,
+    )
+  }
+  for (const pattern of patterns) checkKey(scope, `lockKeys entry ${JSON.stringify(pattern)}`, pattern)
+}
+
+/** The keys a bound function's role is granted: `lockKeys` when given, else its one key. */
+export function grantedKeys(scope: Construct, lockKey: string, lockKeys: readonly string[] | undefined) {
+  if (lockKeys === undefined) return [lockKey]
+  validateLockKeys(scope, lockKeys)
+  return lockKeys
+}
+
+/** Whether a granted key is a pattern (an IAM wildcard in it), not one key. */
+export const isPattern = (key: string): boolean => /[*?]/.test(key)
+
+function checkKey(scope: Construct, what: string, key: string): void {
   if (Token.isUnresolved(key)) return
   const fail = (why: string): never => {
-    throw new SingletonValidationError(`lockKey ${JSON.stringify(key)} ${why}`, scope)
+    throw new SingletonValidationError(`${what} ${why}`, scope)
   }
   if (key.trim().length === 0) fail('is empty')
   if (key.startsWith('/')) fail('starts with "/"; it goes below the key prefix')

@@ -49,6 +49,14 @@ const lockStatement = (tableArn: unknown, prefix: string) => ({
   Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': `${prefix}*` } },
 })
 
+/** The lock statement `bind()` and `grantKey()` add: one item, the function's own key. */
+const keyStatement = (tableArn: unknown, key: string) => ({
+  Effect: 'Allow',
+  Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+  Resource: tableArn,
+  Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [key] } },
+})
+
 /** A fresh, never-mutated `lambda.Function` to bind to. */
 function plainFunction(stack: Stack): lambda.Function {
   return new lambda.Function(stack, 'Fn', {
@@ -195,7 +203,7 @@ describe('LockTable.bind()', () => {
         Variables: { KEEP: 'me', [LOCK_ENV.table]: { Ref: id }, [LOCK_ENV.keyPrefix]: 'locks/' },
       },
     })
-    expect(statementsOf(template)).toEqual([lockStatement({ 'Fn::GetAtt': [id, 'Arn'] }, 'locks/')])
+    expect(statementsOf(template)).toEqual([keyStatement({ 'Fn::GetAtt': [id, 'Arn'] }, 'locks/Test/Fn')])
   })
 
   it('tells the function a partition key that is not `pk`', () => {
@@ -231,7 +239,7 @@ describe('LockTable on an existing table', () => {
     const template = Template.fromStack(stack)
     template.resourceCountIs('AWS::DynamoDB::Table', 1)
     const arn = { 'Fn::GetAtt': [logicalId(stack, table), 'Arn'] }
-    expect(statementsOf(template)).toEqual([lockStatement(arn, 'lock#')])
+    expect(statementsOf(template)).toEqual([keyStatement(arn, 'lock#Test/Fn')])
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
@@ -256,7 +264,7 @@ describe('LockTable on an existing table', () => {
         ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:eu-west-1:111111111111:table/shared-locks'],
       ],
     }
-    expect(statementsOf(template)).toEqual([lockStatement(arn, 'locks/')])
+    expect(statementsOf(template)).toEqual([keyStatement(arn, 'locks/Test/Fn')])
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ [LOCK_ENV.table]: 'shared-locks' }) },
     })
@@ -311,7 +319,7 @@ describe('ScheduledSingletonFunction and ScheduledSingleton with a LockTable', (
             Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
             Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
           },
-          lockStatement({ 'Fn::GetAtt': [fnTableId, 'Arn'] }, 'locks/'),
+          keyStatement({ 'Fn::GetAtt': [fnTableId, 'Arn'] }, 'locks/Test/Job'),
         ],
       },
     })
@@ -348,7 +356,7 @@ describe('ScheduledSingletonFunction and ScheduledSingleton with a LockTable', (
     })
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([lockStatement({ 'Fn::GetAtt': [id, 'Arn'] }, 'mutex/')]),
+        Statement: Match.arrayWith([keyStatement({ 'Fn::GetAtt': [id, 'Arn'] }, 'mutex/Test/Fn')]),
       },
     })
   })

@@ -94,7 +94,7 @@ describe('ScheduledSingletonFunction: the function', () => {
     })
   })
 
-  it('has its own role: write its log group, use the lock, nothing else, no managed policy', () => {
+  it('has its own role: write its log group, use its own lock, nothing else, no managed policy', () => {
     const logGroupId = ref(full.stack, full.job.logGroup as unknown as { node: { defaultChild?: unknown } })
     const roleId = ref(full.stack, full.job.function.role as unknown as { node: { defaultChild?: unknown } })
     const role = full.template.findResources('AWS::IAM::Role')[roleId] as {
@@ -113,7 +113,8 @@ describe('ScheduledSingletonFunction: the function', () => {
           {
             Effect: 'Allow',
             Action: ['s3:GetObject', 's3:PutObject'],
-            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [lockBucketId, 'Arn'] }, '/locks/*']] },
+            // Its own lock only: not `locks/*`, where every other job's lock is.
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [lockBucketId, 'Arn'] }, '/locks/Test/Job']] },
           },
         ],
       },
@@ -345,7 +346,7 @@ describe('ScheduledSingleton: wiring an existing function', () => {
           {
             Effect: 'Allow',
             Action: ['s3:GetObject', 's3:PutObject'],
-            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/mutex/*']] },
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/mutex/Test/Existing']] },
           },
         ]),
       },
