@@ -7,34 +7,56 @@
  * exact (a `\uXXXX` escape in JSON is the same string once parsed).
  */
 
-/** C0 controls but newline, DEL and C1, the bidi marks, embeddings, overrides and isolates. */
-const ACTIVE_BUT_NEWLINE =
-  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
-const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
-/** What JSON.stringify leaves raw of those: everything at or above DEL. */
-const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+/** C0 controls, DEL and C1, and the bidi marks, embeddings, overrides and isolates. */
+function isActive(code: number): boolean {
+  return (
+    code <= 0x1f ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x061c ||
+    code === 0x200e ||
+    code === 0x200f ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  )
+}
 
-function escape(char: string): string {
-  const code = char.charCodeAt(0)
+/** What JSON.stringify leaves raw of those: everything at or above DEL. */
+function isRawInJson(code: number): boolean {
+  return code >= 0x7f && isActive(code)
+}
+
+const hex = (code: number, digits: number) => code.toString(16).padStart(digits, '0')
+
+function escaped(char: string): string {
   if (char === '\n') return '\\n'
   if (char === '\r') return '\\r'
   if (char === '\t') return '\\t'
-  return code <= 0xff
-    ? `\\x${code.toString(16).padStart(2, '0')}`
-    : `\\u${code.toString(16).padStart(4, '0')}`
+  const code = char.charCodeAt(0)
+  return code <= 0xff ? `\\x${hex(code, 2)}` : `\\u${hex(code, 4)}`
+}
+
+/** `text` with each character `active` says so of replaced by `replace(char)`. */
+function replaceActive(
+  text: string,
+  active: (code: number) => boolean,
+  replace: (char: string) => string,
+): string {
+  let out = ''
+  for (const char of text) out += active(char.charCodeAt(0)) ? replace(char) : char
+  return out
 }
 
 /** A value from a record, for a field or a table cell: on one line, every active character escaped. */
 export function printable(value: string): string {
-  return value.replace(ACTIVE, escape)
+  return replaceActive(value, isActive, escaped)
 }
 
 /** Human output as a whole: the lines stay, every other active character is escaped. */
 export function printableText(text: string): string {
-  return text.replace(ACTIVE_BUT_NEWLINE, escape)
+  return replaceActive(text, (code) => code !== 0x0a && isActive(code), escaped)
 }
 
 /** JSON output: the characters JSON.stringify leaves raw, as `\uXXXX` (the same string once parsed). */
 export function printableJson(text: string): string {
-  return text.replace(RAW_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return replaceActive(text, isRawInJson, (char) => `\\u${hex(char.charCodeAt(0), 4)}`)
 }
