@@ -5,6 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
+import { keyAttributeClash } from '../lib/dynamodb/key-attributes.js'
 import { SingletonValidationError } from './errors.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
 import {
@@ -278,6 +279,9 @@ function validatePartitionKey(scope: Construct, name: string): void {
       scope,
     )
   }
+  const clash = keyAttributeClash(name)
+  if (clash)
+    throw new SingletonValidationError(`LockTable: partitionKey cannot be "${name}": ${clash}`, scope)
 }
 
 function tableProps(scope: Construct, props: LockTableProps, partitionKey: string): dynamodb.TableProps {

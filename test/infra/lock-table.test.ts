@@ -452,6 +452,11 @@ describe('LockTable validation', () => {
       /either `lockBucket` \(S3\) or `lockTable` \(DynamoDB\)/,
       'Test/L/Singleton',
     ],
+    [
+      'a partition key named like a field of the lock record',
+      (s) => new LockTable(s, 'L', { partitionKey: 'owner' }),
+      /partitionKey cannot be "owner": "owner" is a field of the lock record/,
+    ],
   ]
 
   it.each(cases)('refuses %s at synth with a ValidationError', (_name, build, message, path = 'Test/L') => {
