@@ -15,7 +15,7 @@ import {
   withSchedule,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
-import type { Snapshot, StoreSession } from './store-session.js'
+import { contradicted, type Snapshot, type StoreSession } from './store-session.js'
 
 /**
  * Fields a holder may set on the record when it writes. The record carries two kinds of memory:
@@ -443,14 +443,4 @@ export class Lease {
     this.#queue = run.catch(() => undefined)
     return run
   }
-}
-
-/** A store that failed a condition its object meets: nothing was written, and no retry can help. */
-function contradicted(key: string, etag: string): LockStoreError {
-  return new LockStoreError(
-    `Lock "${key}": the store answered precondition-failed to a write conditional on version ` +
-      `${etag}, yet a read shows the object at that very version: this engine does not evaluate ` +
-      'conditional writes as the store contract requires; nothing was written',
-    { key, retryable: false },
-  )
 }

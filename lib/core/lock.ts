@@ -38,7 +38,13 @@ import {
 import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
 import { WriteStatus } from './store.js'
-import { type OwnWrite, type ReadOutcome, type Snapshot, StoreSession } from './store-session.js'
+import {
+  contradicted,
+  type OwnWrite,
+  type ReadOutcome,
+  type Snapshot,
+  StoreSession,
+} from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
@@ -268,6 +274,12 @@ export class Lock {
       cached = undefined
       // A write that failed ambiguously was settled by a read: it shows what is there now.
       found = result.current ? foundIn(result.current) : await session.read(budget, signal)
+      // Refused, yet the object is at the very version the write was conditional on: no other
+      // round can do better on such an engine (dynalite's = on maps); say so, do not spin.
+      const expected = snapshot?.etag
+      if (result.status === WriteStatus.PreconditionFailed && expected !== undefined) {
+        if (found.snapshot?.etag === expected) throw contradicted(this.key, expected)
+      }
       if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
     }
     throw new LockStoreError(`Lock "${this.key}": still contended after ${MAX_ROUNDS} rounds`, {

@@ -375,3 +375,13 @@ export class StoreSession {
     await this.clock.sleep(delay, signal)
   }
 }
+
+/** A store that failed a condition its object meets: nothing was written, and no retry can help. */
+export function contradicted(key: string, etag: string): LockStoreError {
+  return new LockStoreError(
+    `Lock "${key}": the store answered precondition-failed to a write conditional on version ` +
+      `${etag}, yet a read shows the object at that very version: this engine does not evaluate ` +
+      'conditional writes as the store contract requires; nothing was written',
+    { key, retryable: false },
+  )
+}

@@ -159,6 +159,13 @@ export class Oracle {
   /** I1 after each event: at most one lease live for its holder, but for the admitted windows. */
   check(): void {
     this.#checkFences()
+    for (const name of this.store.spinning) {
+      this.#failOnce(
+        'I5',
+        `${name} kept writing over one version the store refused though it held, instead of naming the engine`,
+        name,
+      )
+    }
     this.#observeLog()
     const live: Handed[] = []
     for (const entry of this.#handed) {

@@ -64,6 +64,9 @@ export interface AppliedWrite {
   answeredAt?: number
 }
 
+/** Far more writes over one version than callers retrying their calls make (a spin sends one per round trip). */
+const SPIN_LIMIT = 25
+const SPIN_WINDOW_MS = 2_000
 const LATENCY_MS = 15
 const SLOW_MS = 1_500
 /** What an SDK request timeout would be: a lost request or answer is known only then. */
@@ -78,6 +81,9 @@ export class SimStore {
   readonly #objects = new Map<string, { body: string; etag: string }>()
   #version = 0
   readonly log: AppliedWrite[] = []
+  /** Processes that wrote over one version again and again while the store contradicted them. */
+  readonly spinning = new Set<string>()
+  readonly #refusals = new Map<string, number[]>()
   /** Told of each applied write (for the trace). */
   onWrite: (write: AppliedWrite) => void = () => {}
   faults: StoreFaults
@@ -211,11 +217,26 @@ export class SimStore {
     if (object.etag !== etag && !this.faults.ignoreConditions)
       return { status: WriteStatus.PreconditionFailed }
     if (this.faults.mapsNeverEqual && /"(running|history|state)":/.test(object.body)) {
+      this.#contradicted(process, etag)
       return { status: WriteStatus.PreconditionFailed }
     }
     const written = this.#put(key, body)
     this.#logged({ at: this.world.now, by: process.name, kind: 'replace', body, etag: written })
     return { status: WriteStatus.Written, etag: written }
+  }
+
+  /**
+   * A write refused although its condition held: the library must name such an engine after one
+   * read (I5), not write the same thing again and again until its lease runs out. Calls of one
+   * process over one version within `SPIN_WINDOW_MS` are counted.
+   */
+  #contradicted(process: SimProcess, etag: string): void {
+    const key = `${process.name} ${etag}`
+    const now = this.world.now
+    const recent = (this.#refusals.get(key) ?? []).filter((at) => now - at <= SPIN_WINDOW_MS)
+    recent.push(now)
+    this.#refusals.set(key, recent)
+    if (recent.length > SPIN_LIMIT) this.spinning.add(process.name)
   }
 
   #put(key: string, body: string): string {
