@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { keyAttributeClash } from '../dynamodb/key-attributes.js'
+import { EtagQuoting } from '../s3/etag.js'
 import {
   COMMANDS,
   type CommandName,
@@ -41,6 +42,8 @@ export type Parsed =
 
 const DEFAULT_INTERVAL_MS = 2_000
 const INTERVAL_RANGE_S = { min: 0.1, max: 3_600 } as const
+// The store takes any positive timeout; 1 ms is kept so that a timeout can be forced on purpose.
+const REQUEST_TIMEOUT_RANGE_S = { min: 0.001, max: 3_600 } as const
 
 type Values = Partial<Record<OptionName, string | boolean>>
 type Token = { kind: string; name?: string; rawName?: string; value?: string | undefined; index: number }
@@ -144,27 +147,12 @@ function checkOptionsOf(command: CommandName, tokens: readonly Token[]): void {
 }
 
 function commandLine(command: CommandName, values: Values): CommandLine {
-  const text = (name: OptionName): string | undefined => {
-    const value = values[name]
-    return typeof value === 'string' ? value : undefined
-  }
-  const bucket = text('bucket')
-  const table = text('table')
-  if (!bucket === !table)
-    throw new UsageError('give one of --bucket (an S3 bucket) or --table (a DynamoDB table)', command)
-  for (const option of ['partition-key', 'sort-key'] as const) {
-    if (bucket && values[option] !== undefined)
-      throw new UsageError(`--${option} names a DynamoDB attribute: it goes with --table`, command)
-  }
-  const partitionKey = text('partition-key')
-  const sortKey = sortKeyOf(text('sort-key'), partitionKey ?? 'pk', command)
-  refuseClash('--partition-key', partitionKey, command)
-  refuseClash('--sort-key', sortKey?.name, command)
+  const text = textOf(values)
   const token = text('token')
   const interval = text('interval')
   return {
     command,
-    target: { bucket, table, partitionKey, ...(sortKey && { sortKey }), endpoint: text('endpoint') },
+    target: targetOf(command, values),
     key: text('key'),
     prefix: text('prefix') ?? '',
     ...(token !== undefined && { token: plainInteger(token, command) }),
@@ -173,9 +161,60 @@ function commandLine(command: CommandName, values: Values): CommandLine {
     owner: text('owner'),
     note: text('note'),
     now: values.now === true,
-    intervalMs: interval === undefined ? DEFAULT_INTERVAL_MS : seconds(interval, command),
+    intervalMs:
+      interval === undefined
+        ? DEFAULT_INTERVAL_MS
+        : seconds('--interval', interval, INTERVAL_RANGE_S, command),
     json: values.json === true,
   }
+}
+
+const textOf =
+  (values: Values) =>
+  (name: OptionName): string | undefined => {
+    const value = values[name]
+    return typeof value === 'string' ? value : undefined
+  }
+
+/** The store options: one store, and only the options that store has. */
+function targetOf(command: CommandName, values: Values): StoreTarget {
+  const text = textOf(values)
+  const bucket = text('bucket')
+  const table = text('table')
+  if (!bucket === !table)
+    throw new UsageError('give one of --bucket (an S3 bucket) or --table (a DynamoDB table)', command)
+  for (const option of ['partition-key', 'sort-key'] as const) {
+    if (bucket && values[option] !== undefined)
+      throw new UsageError(`--${option} names a DynamoDB attribute: it goes with --table`, command)
+  }
+  if (table && values['etag-quoting'] !== undefined)
+    throw new UsageError('--etag-quoting is how S3 etags are sent: it goes with --bucket', command)
+  const partitionKey = text('partition-key')
+  const sortKey = sortKeyOf(text('sort-key'), partitionKey ?? 'pk', command)
+  refuseClash('--partition-key', partitionKey, command)
+  refuseClash('--sort-key', sortKey?.name, command)
+  const timeout = text('request-timeout')
+  const quoting = text('etag-quoting')
+  return {
+    bucket,
+    table,
+    partitionKey,
+    ...(sortKey && { sortKey }),
+    endpoint: text('endpoint'),
+    ...(timeout !== undefined && {
+      requestTimeoutMs: seconds('--request-timeout', timeout, REQUEST_TIMEOUT_RANGE_S, command),
+    }),
+    ...(quoting !== undefined && { etagQuoting: etagQuotingOf(quoting, command) }),
+  }
+}
+
+function etagQuotingOf(text: string, command: CommandName): EtagQuoting {
+  const values: readonly string[] = Object.values(EtagQuoting)
+  if (!values.includes(text)) {
+    const listed = `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`
+    throw new UsageError(`--etag-quoting takes ${listed}, got "${text}"`, command)
+  }
+  return text as EtagQuoting
 }
 
 /** `--sort-key NAME=VALUE`: the name ends at the first "=", so a value may hold more. */
@@ -211,11 +250,17 @@ export function plainInteger(text: string, command?: CommandName): number {
   return value
 }
 
-function seconds(text: string, command: CommandName): number {
+/** A number of seconds as an operator types it (`0.5`, `3`; no `1e1` or `.5`), in ms. */
+function seconds(
+  option: string,
+  text: string,
+  range: { readonly min: number; readonly max: number },
+  command: CommandName,
+): number {
   const value = Number(text)
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || value < INTERVAL_RANGE_S.min || value > INTERVAL_RANGE_S.max) {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || value < range.min || value > range.max) {
     throw new UsageError(
-      `--interval must be a number of seconds from ${INTERVAL_RANGE_S.min} to ${INTERVAL_RANGE_S.max}, got "${text}"`,
+      `${option} must be a number of seconds from ${range.min} to ${range.max}, got "${text}"`,
       command,
     )
   }

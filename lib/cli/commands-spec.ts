@@ -29,6 +29,16 @@ export const OPTIONS = {
     value: 'URL',
     help: 'another engine (default: $AWS_ENDPOINT_URL_S3 or $S3_ENDPOINT for S3, path-style; $AWS_ENDPOINT_URL_DYNAMODB for DynamoDB; else AWS)',
   },
+  'request-timeout': {
+    type: 'string',
+    value: 'SECONDS',
+    help: "how long each request to the store may take before it counts as failed, as the store's requestTimeoutMs (default: 5)",
+  },
+  'etag-quoting': {
+    type: 'string',
+    value: 'MODE',
+    help: "S3 only: how etags are sent in If-Match, as the store's etagQuoting: auto (the default) learns it from the endpoint's answers; quoted (as AWS S3 takes them) or unquoted (as Ceph RGW 16 does) forces it",
+  },
   key: { type: 'string', value: 'KEY', help: "the lock's key, e.g. locks/nightly-report" },
   prefix: {
     type: 'string',
@@ -121,7 +131,17 @@ export interface CommandSpec {
   readonly details: string
 }
 
-const STORE_OPTIONS = ['bucket', 'table', 'partition-key', 'sort-key', 'endpoint', 'json'] as const
+/** The options of every command: where the store is, how to talk to it, how to print. */
+export const STORE_OPTIONS = [
+  'bucket',
+  'table',
+  'partition-key',
+  'sort-key',
+  'endpoint',
+  'request-timeout',
+  'etag-quoting',
+  'json',
+] as const
 
 export const COMMANDS = {
   inspect: {

@@ -1,4 +1,4 @@
-import { COMMANDS, type CommandName, OPTIONS, type OptionName } from './commands-spec.js'
+import { COMMANDS, type CommandName, OPTIONS, type OptionName, STORE_OPTIONS } from './commands-spec.js'
 import { ExitCode } from './exit-codes.js'
 
 const PROGRAM = 'lambda-singleton'
@@ -35,7 +35,7 @@ export function programHelp(): string {
     ...commands,
     '',
     'options of every command:',
-    ...optionLines(['bucket', 'table', 'partition-key', 'sort-key', 'endpoint', 'json']),
+    ...optionLines(STORE_OPTIONS),
     '',
     exitCodesHelp(),
     '',

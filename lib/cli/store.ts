@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { describe } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
+import type { EtagQuoting } from '../s3/etag.js'
 import { ConfigurationError, LockNotFoundError, refusedCredentials } from './exit-codes.js'
 import { type ListOptions, listDynamoDBKeys, listS3Keys, s3KeyExists } from './listing.js'
 import { ObservedStore } from './observed-store.js'
@@ -15,6 +16,10 @@ export interface StoreTarget {
   readonly sortKey?: { readonly name: string; readonly value: string } | undefined
   /** Another engine's endpoint (path-style for S3). */
   readonly endpoint?: string | undefined
+  /** The store's `requestTimeoutMs`; the store's default when absent. */
+  readonly requestTimeoutMs?: number | undefined
+  /** S3 only: the store's `etagQuoting`. */
+  readonly etagQuoting?: EtagQuoting | undefined
 }
 
 /** Clients to use instead of ones built from the options (tests). */
@@ -67,7 +72,15 @@ async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJ
   // The SDK's own variable, then the one this repository's scripts set for the local engine.
   const endpoint = target.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.S3_ENDPOINT
   const s3 = clients.s3 ?? new S3Client(endpoint ? { endpoint, forcePathStyle: true } : {})
-  const store = new ObservedStore(new S3LockStore({ s3, bucket }))
+  const { requestTimeoutMs, etagQuoting } = target
+  const store = new ObservedStore(
+    new S3LockStore({
+      s3,
+      bucket,
+      ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+      ...(etagQuoting !== undefined && { etagQuoting }),
+    }),
+  )
   return {
     client: s3,
     store,
@@ -90,9 +103,15 @@ async function openTable(target: StoreTarget, table: string, clients: StoreClien
   const { endpoint } = target
   const partitionKey = target.partitionKey ?? 'pk'
   const client = clients.dynamodb ?? new DynamoDBClient({ maxAttempts: 1, ...(endpoint && { endpoint }) })
-  const { sortKey } = target
+  const { sortKey, requestTimeoutMs } = target
   const store = new ObservedStore(
-    new DynamoDBLockStore({ client, tableName: table, partitionKey, ...(sortKey && { sortKey }) }),
+    new DynamoDBLockStore({
+      client,
+      tableName: table,
+      partitionKey,
+      ...(sortKey && { sortKey }),
+      ...(requestTimeoutMs !== undefined && { requestTimeoutMs }),
+    }),
   )
   const where = (key: string) => `"${key}" in table ${table}`
   return {

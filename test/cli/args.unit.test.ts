@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { parseCommandLine } from '../../lib/cli/args.js'
 import { COMMANDS } from '../../lib/cli/commands-spec.js'
 import { UsageError } from '../../lib/cli/exit-codes.js'
+import { EtagQuoting } from '../../lib/s3/etag.js'
 
 const parse = (line: string) => parseCommandLine(line.split(' ').filter(Boolean))
 const usageError = (line: string) => {
@@ -133,6 +134,39 @@ describe('the command line', () => {
       /--sort-key cannot be "state": "state" is a field of the lock record/,
     )
     expect(usageError('inspect --table t --partition-key lock_version --key k')).toMatch(/"lock_version"/)
+  })
+
+  it("takes a request timeout in seconds, for either store, as the store's requestTimeoutMs", () => {
+    expect(parse('inspect --bucket b --key k --request-timeout 2.5')).toMatchObject({
+      target: { bucket: 'b', requestTimeoutMs: 2_500 },
+    })
+    expect(parse('list --table t --request-timeout 0.001')).toMatchObject({
+      target: { table: 't', requestTimeoutMs: 1 },
+    })
+    expect(parse('exec --bucket b --key k --request-timeout 30 -- true')).toMatchObject({
+      target: { requestTimeoutMs: 30_000 },
+    })
+    expect(parse('inspect --bucket b --key k')).not.toHaveProperty('target.requestTimeoutMs')
+    for (const timeout of ['0', '0.0001', 'abc', '1e1', '3601', '-1', '.5', 'Infinity']) {
+      expect(() =>
+        parseCommandLine(['inspect', '--bucket', 'b', '--key', 'k', `--request-timeout=${timeout}`]),
+      ).toThrow(/--request-timeout must be a number of seconds from 0.001 to 3600/)
+    }
+  })
+
+  it("takes S3's etag quoting as one of EtagQuoting's values, only with --bucket", () => {
+    for (const quoting of Object.values(EtagQuoting)) {
+      expect(parse(`force-release --bucket b --key k --etag-quoting ${quoting}`)).toMatchObject({
+        target: { bucket: 'b', etagQuoting: quoting },
+      })
+    }
+    expect(parse('inspect --bucket b --key k')).not.toHaveProperty('target.etagQuoting')
+    expect(usageError('inspect --bucket b --key k --etag-quoting Quoted')).toBe(
+      '--etag-quoting takes auto, quoted or unquoted, got "Quoted"',
+    )
+    expect(usageError('inspect --table t --key k --etag-quoting quoted')).toMatch(
+      /--etag-quoting is how S3 etags are sent: it goes with --bucket/,
+    )
   })
 
   it('takes a reset back to the clock instead of a token, never both', () => {

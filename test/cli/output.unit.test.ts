@@ -122,7 +122,7 @@ describe('help', () => {
     expect(commandHelp('reset')).toMatch(/--force +also replace an object that may be held/)
     expect(commandHelp('reset')).toMatch(/\(--token N \| --back-to-clock\)/)
     expect(commandHelp('reset')).toMatch(
-      /--back-to-clock +instead of --token: a token from the store's clock, even below the one\s+the lock shows/,
+      /--back-to-clock +instead of --token: a token from the store's clock, even\s+below\s+the\s+one\s+the\s+lock\s+shows/,
     )
     expect(commandHelp('reset').replace(/\s+/g, ' ')).toContain(
       "Objects that fencedPut wrote with a higher token then refuse every new holder's write until they are removed or rewritten",
