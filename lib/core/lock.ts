@@ -277,8 +277,9 @@ export class Lock {
       // Refused, yet the object is at the very version the write was conditional on: no other
       // round can do better on such an engine (dynalite's = on maps); say so, do not spin.
       const expected = snapshot?.etag
-      if (result.status === WriteStatus.PreconditionFailed && expected !== undefined) {
-        if (found.snapshot?.etag === expected) throw contradicted(this.key, expected)
+      const refused = result.status === WriteStatus.PreconditionFailed
+      if (refused && expected !== undefined && found.snapshot?.etag === expected) {
+        throw contradicted(this.key, expected)
       }
       if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
     }
