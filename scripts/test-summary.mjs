@@ -1,9 +1,20 @@
 // Prints the closing count of the last `npm test` (reports/vitest/results.json) as one plain line,
 // 'tests: N passed, N failed, N skipped', so that whoever reads only the end of a CI log (after the
 // simulator, the soak and Stryker have printed theirs) sees how many tests ran.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 
 const path = process.argv[2] ?? 'reports/vitest/results.json'
+const output = 'reports/vitest/output.log'
+
+// vitest's own closing lines ("Test Files …", "Tests …", "Duration …"), when scripts/test.sh kept them.
+if (existsSync(output)) {
+  const esc = String.fromCharCode(27)
+  const lines = readFileSync(output, 'utf8')
+    .split('\n')
+    .map((line) => line.replaceAll(new RegExp(`${esc}\\[[0-9;]*m`, 'g'), ''))
+  const start = lines.findLastIndex((line) => line.trim().startsWith('Test Files'))
+  if (start >= 0) console.log(lines.slice(start).join('\n').trimEnd())
+}
 let results
 try {
   results = JSON.parse(readFileSync(path, 'utf8'))

@@ -12,4 +12,14 @@ npx biome check .
 # The public surface: the committed API reports (api/*.api.md) must match the built declarations.
 npm run --silent api:check
 # The default reporter for people; a JSON one for .ci/run's closing count (scripts/test-summary.mjs).
-npx vitest run --reporter=default --reporter=json --outputFile.json=reports/vitest/results.json "$@"
+# Under CI the people's output is also kept (reports/vitest/output.log), so that the end of a long CI
+# log can repeat vitest's own closing lines.
+run_vitest() {
+  npx vitest run --reporter=default --reporter=json --outputFile.json=reports/vitest/results.json "$@"
+}
+if [[ -n "${CI:-}" ]]; then
+  mkdir -p reports/vitest
+  run_vitest "$@" 2>&1 | tee reports/vitest/output.log
+else
+  run_vitest "$@"
+fi
