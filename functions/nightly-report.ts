@@ -37,7 +37,7 @@ const s3 = new S3Client({})
 async function nightlyReport(event: SingletonScheduleEvent, context: SingletonContext) {
   const bucket = process.env[DATA_BUCKET_ENV]
   if (!bucket) throw new Error(`${DATA_BUCKET_ENV} is not set`)
-  const { token, signal } = context.singleton
+  const { signal } = context.singleton
   // The tick's nominal time names the report, so a retry of the same tick rewrites the same object.
   const date = reportDate(event.scheduledTime)
 
@@ -47,6 +47,8 @@ async function nightlyReport(event: SingletonScheduleEvent, context: SingletonCo
     tenants.push(summarise(key, snapshot))
   }
   signal.throwIfAborted() // lease lost: a newer run owns the report now
+  // Awaited only now: the reads above overlapped the token's wait (often the whole of it).
+  const token = await context.singleton.fencingToken({ signal })
 
   const report: NightlyReport = {
     date,

@@ -61,14 +61,14 @@ async function tenantSync(event: SingletonScheduleEvent, context: SingletonConte
   const bucket = process.env[DATA_BUCKET_ENV]
   if (!bucket) throw new Error(`${DATA_BUCKET_ENV} is not set`)
   const tenant = tenantOf(event)
-  const { token, signal, cursor, saveCursor } = context.singleton
+  const { signal, cursor, saveCursor } = context.singleton
   const snapshotKey = `tenants/${tenant}/snapshot.json`
 
   const previous = await readJson<Snapshot>(bucket, snapshotKey, signal)
   // The cursor is saved after the snapshot, so it may lag behind it, never lead it.
   const startAfter = cursorFile(cursor) ?? previous?.lastFile
   const files = await inboxFiles(bucket, tenant, startAfter, signal)
-  if (files.length === 0) return { tenant, applied: 0, token }
+  if (files.length === 0) return { tenant, applied: 0 }
 
   const records: Record<string, JsonValue> = { ...previous?.records }
   for (const file of files) {
@@ -76,6 +76,8 @@ async function tenantSync(event: SingletonScheduleEvent, context: SingletonConte
     for (const change of changes) applyChange(records, change)
   }
   signal.throwIfAborted()
+  // Awaited only now: the reads above overlapped the token's wait (often the whole of it).
+  const token = await context.singleton.fencingToken({ signal })
 
   const lastFile = files.at(-1)
   const snapshot: Snapshot = { tenant, records, lastFile, syncedAt: new Date().toISOString(), token }

@@ -21,7 +21,7 @@ export {
   LostReason,
 } from './core/errors.js'
 export { type KeepAliveOptions, keepAlive } from './core/heartbeat.js'
-export type { Lease, RecordPatch } from './core/lease.js'
+export type { FencingTokenOptions, FencingTokenSource, Lease, RecordPatch } from './core/lease.js'
 export { Lock } from './core/lock.js'
 export {
   type AcquireOptions,

@@ -31,8 +31,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const handler = middy<unknown, { report: string; token: number } | SkipResult, Error, SingletonContext>()
   .use(singleton({ store: new S3LockStore({ s3, bucket }), logger: silentLogger }))
   .handler(async (_event, context) => {
-    const { token, tick } = context.singleton
+    const { tick } = context.singleton
     await sleep(300)
+    // Awaited where it is used: by now the store's clock has passed it, so this takes no time.
+    const token = await context.singleton.fencingToken()
     const report = `reports/${tick ?? 'adhoc'}.json`
     await fencedPut({ s3, bucket, key: report, body: JSON.stringify({ tick, token }), token })
     return { report, token }
@@ -82,6 +84,7 @@ console.log(`  ${describe(await invoke(tickEvent(ticks[0] ?? '')))}`)
 console.log('\na zombie: a run whose lease expired while it was paused, and a successor')
 const zombieLock = new S3Lock({ s3, bucket, key: 'locks/compaction', ttlMs: 1_500, clockSkewMarginMs: 200 })
 const zombie = await leaseOf(zombieLock.tryAcquire())
+const zombieToken = await zombie?.fencingToken() // read before it paused
 await sleep(4_000) // the zombie's ttl, both margins, and the Date header's one-second resolution
 const successor = await leaseOf(
   new S3Lock({
@@ -91,10 +94,11 @@ const successor = await leaseOf(
     clockSkewMarginMs: 200,
   }).tryAcquire(),
 )
-console.log(`  zombie token ${zombie?.token}, successor token ${successor?.token}`)
-await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'successor', token: successor?.token ?? 0 })
+const successorToken = await successor?.fencingToken()
+console.log(`  zombie token ${zombieToken}, successor token ${successorToken}`)
+await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'successor', token: successorToken ?? 0 })
 try {
-  await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'zombie', token: zombie?.token ?? 0 })
+  await fencedPut({ s3, bucket, key: 'compacted/part-0', body: 'zombie', token: zombieToken ?? 0 })
   throw new Error('the zombie write went through')
 } catch (error) {
   if (!(error instanceof FencedWriteRejectedError)) throw error

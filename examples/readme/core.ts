@@ -8,7 +8,9 @@ type Work = (token: number, signal: AbortSignal) => Promise<void>
 
 // lock.runExclusive: acquire, renew every 20 s, abort the signal the moment the lease is lost, release.
 export async function rebuildIndex(work: Work) {
-  const result = await lock.runExclusive((lease) => work(lease.token, lease.signal), { heartbeatMs: 20_000 })
+  const result = await lock.runExclusive(async (lease) => work(await lease.fencingToken(), lease.signal), {
+    heartbeatMs: 20_000,
+  })
   if (result.status === 'held') console.log(`busy: held by ${result.holder.owner}`)
 }
 
@@ -19,7 +21,8 @@ export async function rebuildIndexByHand(work: Work) {
   const { lease } = acquisition
   const stop = keepAlive(lease, { everyMs: 20_000, clock: lock.clock })
   try {
-    await work(lease.token, lease.signal) // the signal aborts when the lease is lost or runs out
+    // The token is ready once the store's clock has passed it: awaited where work needs it.
+    await work(await lease.fencingToken(), lease.signal) // the signal aborts when the lease is lost or runs out
   } finally {
     stop()
     await lease.release().catch((error: unknown) => {

@@ -8,7 +8,7 @@ const s3 = new S3Client({})
 const BUCKET = process.env.INBOX_BUCKET ?? 'my-inbox-bucket'
 
 async function ingest(_event: unknown, context: SingletonContext) {
-  const { token, signal, cursor, saveCursor } = context.singleton
+  const { signal, cursor, saveCursor } = context.singleton
   // The last file any earlier run took in, whether that run completed or not.
   const after = typeof cursor === 'string' ? cursor : undefined
   const listed = await s3.send(
@@ -19,10 +19,10 @@ async function ingest(_event: unknown, context: SingletonContext) {
   for (const file of files) {
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
     const done = file.replace(/^inbox\//, 'ingested/')
-    await fencedPut({ s3, bucket: BUCKET, key: done, body: `took in ${file}`, token })
+    await fencedPut({ s3, bucket: BUCKET, key: done, body: `took in ${file}`, lease: context.singleton })
     await saveCursor(file) // kept for every later tick, never cleared
   }
-  return { ingested: files.length, token }
+  return { ingested: files.length }
 }
 
 export const handler = middy<

@@ -9,4 +9,4 @@ const store = new DynamoDBLockStore({ tableName: 'platform-locks', partitionKey:
 
 export const handler = middy<unknown, unknown, Error, SingletonContext>()
   .use(singleton({ store }))
-  .handler(async (_event, context) => ({ token: context.singleton.token }))
+  .handler(async (_event, context) => ({ token: await context.singleton.fencingToken() }))

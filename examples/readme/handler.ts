@@ -13,16 +13,18 @@ interface Progress {
 }
 
 async function compact(_event: unknown, context: SingletonContext) {
-  const { token, signal, checkpoint, saveCheckpoint } = context.singleton
+  const { signal, checkpoint, saveCheckpoint } = context.singleton
   // `checkpoint` is what a run that failed midway saved (a retry resumes there); after a run
   // that completed it is undefined, so every tick starts from part 0.
   let done = (checkpoint as Progress | undefined)?.done ?? 0
   for (; done < 10; done++) {
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
-    await fencedPut({ s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}`, token })
+    // fencedPut waits for the run's fencing token (at its first call, if at all), then writes with it.
+    const lease = context.singleton
+    await fencedPut({ s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}`, lease })
     await saveCheckpoint({ done: done + 1 } satisfies Progress)
   }
-  return { parts: done, token }
+  return { parts: done }
 }
 
 export const handler = middy<

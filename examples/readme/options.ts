@@ -17,4 +17,7 @@ export const handler = middy<TenantEvent, unknown, Error, SingletonContext>()
       metrics: { namespace: 'TenantSync' }, // CloudWatch EMF lines: Acquired, Held, Lost, WaitMs...
     }),
   )
-  .handler(async (event, context) => ({ tenant: event.tenant, token: context.singleton.token }))
+  .handler(async (event, context) => ({
+    tenant: event.tenant,
+    token: await context.singleton.fencingToken(),
+  }))

@@ -8,8 +8,10 @@ export interface ReportEvent {
 // A factory, so a unit test can hand it an in-memory store; Lambda uses the default (S3).
 export const makeHandler = (options: SingletonOptions<ReportEvent> = {}) =>
   withSingleton(async (event: ReportEvent, context) => {
-    const { token, signal } = context.singleton
+    const { signal } = context.singleton
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
+    // The token, for a target that checks it: awaited only where it is used.
+    const token = await context.singleton.fencingToken({ signal })
     return { day: event.day, token }
   }, options)
 

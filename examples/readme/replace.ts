@@ -8,7 +8,8 @@ const s3 = new S3Client({})
 const BUCKET = process.env.PRICES_BUCKET ?? 'my-prices-bucket'
 
 async function refreshPrices(_event: unknown, context: SingletonContext) {
-  const { token, signal } = context.singleton
+  const { signal } = context.singleton
+  const token = await context.singleton.fencingToken({ signal })
   for (let page = 0; page < 20; page++) {
     // Replaced by a newer tick's run: signal aborts with a LockLostError, reason 'replaced'.
     signal.throwIfAborted()

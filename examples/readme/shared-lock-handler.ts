@@ -12,4 +12,4 @@ const store = new S3LockStore({
 
 export const handler = middy<unknown, unknown, Error, SingletonContext>()
   .use(singleton({ store }))
-  .handler(async (_event, context) => ({ token: context.singleton.token }))
+  .handler(async (_event, context) => ({ token: await context.singleton.fencingToken() }))

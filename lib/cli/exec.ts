@@ -114,16 +114,42 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
   }
   if (start.status === 'skipped') return skipCode(start.result, settings)
   const { run } = start
+  const { handle } = run
+  // The command finds its token in its environment: it starts once the token is safe to use. A
+  // wait for it (a process's first lease) is long enough for an operator or a newer tick to end
+  // the lease unseen: then one read says whether it is still ours, before anything starts.
+  const waitFrom = world.clock.now()
+  const token = await handle
+    .fencingToken(context.signal ? { signal: context.signal } : {})
+    .then(async (ready) => {
+      if (world.clock.now() > waitFrom) await handle.lease.checkCurrent()
+      return ready
+    })
+    .catch(() => undefined)
   // No await between this look and supervise's taking over the signals: none can slip between.
   if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
+  if (token === undefined) {
+    // Lost while its token was awaited (the run's report said why): the command never started.
+    await lifecycle.end(run, false)
+    return ExitCode.Lost
+  }
   const { err } = context
-  const ended = await supervise(run.handle, settings, {
+  const supervised = {
+    key: handle.key,
+    token,
+    get expiresAt() {
+      return handle.expiresAt
+    },
+    signal: handle.signal,
+    lease: handle.lease,
+  }
+  const ended = await supervise(supervised, settings, {
     start: world.start(err),
     signals: world.signals,
     clock: world.clock,
     err,
   })
-  const fields = { key: line.key, token: run.handle.token, status: ended.status, lost: ended.lost }
+  const fields = { key: line.key, token, status: ended.status, lost: ended.lost }
   context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
   // A takeover between two renewals is found by the release: the run overlapped another all the same.
@@ -143,7 +169,7 @@ async function giveBackUnrun(
   err: (text: string) => void,
 ): Promise<ExitCode> {
   const { handle } = run
-  const fields = { key: handle.key, token: handle.token }
+  const fields = { key: handle.key, token: handle.lease.record.token }
   try {
     await handle.lease.release()
   } catch (error) {

@@ -48,10 +48,22 @@ const MIN_RELEASE_BUDGET_MS = 5_000
 const LeaseStatus = { Held: 'held', Released: 'released', Lost: 'lost' } as const
 type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus]
 
+/** What `fencingToken` takes. */
+export interface FencingTokenOptions {
+  /** Stops waiting; rejects with the signal's reason. */
+  readonly signal?: AbortSignal
+}
+
+/** What hands out a fencing token once it is safe to use: a `Lease`, or `context.singleton`. */
+export interface FencingTokenSource {
+  fencingToken(options?: FencingTokenOptions): Promise<number>
+}
+
 /**
- * A held lock. `token` is the fencing token: pass it along with every write the holder makes,
- * so the target can refuse a stale holder. Writes on one lease run one at a time, so a
- * heartbeat and a checkpoint never race each other's etag.
+ * A held lock, from the moment its write landed. `fencingToken()` resolves the fencing token
+ * once it is safe to use: pass it along with every write the holder makes, so the target can
+ * refuse a stale holder. Writes on one lease run one at a time, so a heartbeat and a checkpoint
+ * never race each other's etag.
  *
  * The lease is the one place that knows it is over: when a write finds it taken over or
  * deleted, or when its local end passes without a successful renewal (a watchdog, no write
@@ -59,8 +71,13 @@ type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus]
  */
 export class Lease {
   readonly key: string
-  readonly token: number
   readonly owner: string
+  /** Written with the lease, handed out only by `fencingToken()` (docs/guarantees.md, I2). */
+  readonly #token: number
+  /** The wait until the store's clock has passed the token, shared by every caller. */
+  #tokenWait: Promise<void> | undefined
+  /** A token was awaited: from then on the estimate of the store's clock is kept narrow. */
+  #fencing = false
   #record: LockRecord
   #etag: string
   #deadline: number
@@ -85,7 +102,7 @@ export class Lease {
     this.#session = session
     this.#historySize = historySize
     this.key = session.key
-    this.token = record.token
+    this.#token = record.token
     this.owner = record.owner
     this.#record = record
     this.#etag = etag
@@ -107,7 +124,31 @@ export class Lease {
     return this.#deadline - this.#session.clock.now()
   }
 
-  /** The record as we last wrote it. */
+  /**
+   * The fencing token, once it is safe to use: when the store's clock has surely passed it, so
+   * that every later holder's token is higher, also if the lock object is deleted meanwhile
+   * (docs/guarantees.md, I2). The lease is held from the moment the acquisition resolved; only
+   * code that fences pays this wait, and it overlaps whatever that code did before: none warm
+   * when the estimate of the store's clock is narrow, up to about a second on a process's first
+   * lease (while it waits, a few requests ask the store the time, to end the wait sooner).
+   * Rejects `LockLostError` when the lease is lost, released or past its end by then.
+   */
+  async fencingToken(options: FencingTokenOptions = {}): Promise<number> {
+    this.#assertLive()
+    if (this.#tokenWait === undefined) {
+      this.#tokenWait = this.#session.awaitToken(this.#token, this.signal).then(() => {
+        this.#fencing = true
+        if (this.#status === LeaseStatus.Held) this.#armWatchdog()
+      })
+      // A caller that gave up on its own signal leaves the shared wait unobserved.
+      this.#tokenWait.catch(() => undefined)
+    }
+    await untilAborted(this.#tokenWait, options.signal)
+    this.#assertLive()
+    return this.#token
+  }
+
+  /** @internal The record as we last wrote it (its token included: not for fencing, see `fencingToken`). */
   get record(): LockRecord {
     return this.#record
   }
@@ -201,7 +242,7 @@ export class Lease {
       const { snapshot } = await this.#session.read(Math.max(this.#deadline, this.#session.clock.now()))
       if (this.#status !== LeaseStatus.Held) this.#assertHeld()
       if (!snapshot) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
-      if (snapshot.record.token !== this.token) throw this.#takenOver(snapshot.record)
+      if (snapshot.record.token !== this.#token) throw this.#takenOver(snapshot.record)
     })
   }
 
@@ -243,7 +284,7 @@ export class Lease {
     return withHistory(
       record,
       {
-        token: this.token,
+        token: this.#token,
         ...(tick !== undefined && { tick }),
         owner: this.owner,
         started: this.#record.acquired_at ?? ended,
@@ -376,11 +417,11 @@ export class Lease {
    * ended our lease on purpose (another run may have taken the lock since), or any other holder.
    */
   #takenOver(current: LockRecord | undefined): LockLostError {
-    if (current?.replaced?.token === this.token) {
+    if (current?.replaced?.token === this.#token) {
       return this.#lose(LostReason.Replaced, 'a run of a newer tick replaced it', current)
     }
     const ended = current?.ended_by
-    if (ended?.token === this.token) {
+    if (ended?.token === this.#token) {
       const how = ended.action === 'pause' ? 'paused the job with --now' : `ended it (${ended.action})`
       return this.#lose(LostReason.ReleasedByOperator, `operator ${ended.by} ${how}`, current)
     }
@@ -389,13 +430,13 @@ export class Lease {
 
   #lose(reason: LostReason, why: string, current?: LockRecord, cause?: unknown): LockLostError {
     const holder =
-      current && current.token !== this.token ? ` (now token ${current.token}, ${current.owner})` : ''
+      current && current.token !== this.#token ? ` (now token ${current.token}, ${current.owner})` : ''
     const error = new LockLostError(
-      `Lease on "${this.key}" with token ${this.token} was lost: ${why}${holder}`,
+      `Lease on "${this.key}" with token ${this.#token} was lost: ${why}${holder}`,
       {
         key: this.key,
         reason,
-        token: this.token,
+        token: this.#token,
         ...(current && { current }),
         cause,
       },
@@ -410,7 +451,8 @@ export class Lease {
 
   /**
    * Declares the lease lost when its local end passes with no successful renewal since; until
-   * then, keeps the estimate of the store's clock narrow for the next runs (`narrowWhileHeld`).
+   * then, once its token was awaited, keeps the estimate of the store's clock narrow for the next
+   * runs (`narrowWhileHeld`).
    */
   #armWatchdog(): void {
     this.#cancelWatchdog()
@@ -420,20 +462,27 @@ export class Lease {
       if (this.remainingMs > 0) return this.#armWatchdog()
       this.#lose(LostReason.Expired, 'it expired before it was renewed')
     })
-    const stopNarrowing = this.#session.narrowWhileHeld(this.#deadline)
+    // Probes are paid for only by leases whose token is used.
+    const stopNarrowing = this.#fencing ? this.#session.narrowWhileHeld(this.#deadline) : () => {}
     this.#cancelWatchdog = () => {
       cancelTimer()
       stopNarrowing()
     }
   }
 
+  /** Held, and its local end not past (the watchdog's timer may not have fired yet). */
+  #assertLive(): void {
+    this.#assertHeld()
+    if (this.remainingMs <= 0) throw this.#lose(LostReason.Expired, 'it expired before it was renewed')
+  }
+
   #assertHeld(): void {
     if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
     if (this.#status === LeaseStatus.Released) {
-      throw new LockLostError(`Lease on "${this.key}" with token ${this.token} was already released`, {
+      throw new LockLostError(`Lease on "${this.key}" with token ${this.#token} was already released`, {
         key: this.key,
         reason: LostReason.Released,
-        token: this.token,
+        token: this.#token,
       })
     }
   }
@@ -443,4 +492,15 @@ export class Lease {
     this.#queue = run.catch(() => undefined)
     return run
   }
+}
+
+/** `promise`, or the reason of `signal` as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }

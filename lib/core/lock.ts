@@ -230,11 +230,11 @@ export class Lock {
       if (replacing && !options.replaceIf?.(snapshot.record)) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
+      // Written at once: the lease is handed out the moment its write lands, and its token's wait
+      // (until the store's clock has passed it) is paid by `lease.fencingToken()`, only where the
+      // token is used (docs/guarantees.md, I2). Holding the lease back for that wait would let it be
+      // replaced or force-released meanwhile, unseen.
       const token = session.nextToken(snapshot?.record.token)
-      // The token's wait comes before its write, so that the lease is handed out the moment the
-      // write lands: a lease held back after its write could be replaced or force-released
-      // meanwhile, and start after a higher token (docs/guarantees.md, I2).
-      await session.awaitToken(token, signal)
       if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
       const term =
         holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
@@ -314,13 +314,14 @@ export class Lock {
   }
 
   /**
-   * The lease of `record`, written (as `etag`) once the store's clock had passed its token: handed
-   * out and tracked at once, before anything else can run here.
+   * The lease of `record`, written (as `etag`): handed out and tracked at once, before anything
+   * else can run here. Its token is handed out later, by `fencingToken()`, once the store's
+   * clock has passed it.
    */
   #handOut(record: LockRecord, etag: string, ttlMs: number, holdUntil: number | undefined): Lease {
     const session = this.#session
     session.remember(record, etag)
-    // The lease starts now, with the store's clock past its token: its end by what we know now.
+    // Its end by what we know now.
     const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
     const lease = new Lease(session, record, etag, deadline, ttlMs, this.#historySize)
     this.#issued.add(lease)

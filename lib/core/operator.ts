@@ -247,7 +247,13 @@ async function operatorWrite(session: StoreSession, write: OperatorWrite): Promi
       throw changed(session.key, what, result.status)
     }
     const { snapshot } = await session.read(deadline)
-    if (snapshot?.etag !== etag) return { landed: false, current: snapshot }
+    if (snapshot?.etag !== etag) {
+      // A 409 after a try whose answer was lost: that try may be what changed the record.
+      if (snapshot && isOurs(snapshot.record)) {
+        return sameJson(snapshot.record, record) ? { landed: true } : { landed: true, after: snapshot.record }
+      }
+      return { landed: false, current: snapshot }
+    }
     await session.pause(conflicts, undefined, deadline)
     if (session.clock.now() >= deadline) {
       throw new LockStoreError(

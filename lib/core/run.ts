@@ -5,7 +5,7 @@ import { AcquireStatus, type Acquisition, type TryAcquireOptions } from './lock-
 import { RunOutcome } from './record.js'
 import { defaultHeartbeatMs, validateTiming } from './timing.js'
 
-/** The work done under the lock: `lease.token` for fenced writes, `lease.signal` to stop in time. */
+/** The work done under the lock: `await lease.fencingToken()` for fenced writes, `lease.signal` to stop in time. */
 export type ExclusiveRoutine<T> = (lease: Lease) => Promise<T>
 
 export interface RunExclusiveOptions extends TryAcquireOptions {
@@ -17,7 +17,7 @@ export interface RunExclusiveOptions extends TryAcquireOptions {
 
 /** What `lock.runExclusive` came to: the routine's value, or why it did not run. */
 export type RunResult<T> =
-  | { readonly status: 'ran'; readonly value: T; readonly token: number }
+  | { readonly status: 'ran'; readonly value: T }
   | Exclude<Acquisition, { readonly status: typeof AcquireStatus.Acquired }>
 
 /**
@@ -67,5 +67,5 @@ export async function runExclusive<T>(
   // still frees the record first if nobody wrote since, so the next run need not wait for it.
   // The routine completed: its checkpoint is spent, and the next run starts afresh.
   await lease.release({ clearState: true, outcome: RunOutcome.Completed })
-  return { status: 'ran', value, token: lease.token }
+  return { status: 'ran', value }
 }

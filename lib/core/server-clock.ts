@@ -8,7 +8,7 @@ const MAX_SAMPLE_ROUND_TRIP_MS = 5_000
  * loosens by this much of the time since. 200 ppm is ten times what an NTP-disciplined clock
  * drifts, so an hour-old estimate is kept, 0.72 s wider.
  */
-const MAX_DRIFT = 200e-6
+export const MAX_DRIFT = 200e-6
 
 /**
  * Weight of a slower round trip in the running estimate of a round trip's length. A faster one

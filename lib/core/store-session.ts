@@ -162,7 +162,7 @@ export class StoreSession {
     return leaseTermFor(ttlMs, now, this.serverTime(now), this.marginMs)
   }
 
-  /** A new lease of `ttlMs` that starts when the store's clock reaches `token` (`awaitToken`). */
+  /** A new lease of `ttlMs` counted from its `token` (see `leaseTermFromToken`). */
   termFromToken(token: number, ttlMs: number): LeaseTerm {
     const now = this.clock.now()
     return leaseTermFromToken(token, ttlMs, now, this.serverTime(now), this.marginMs)
@@ -185,9 +185,9 @@ export class StoreSession {
    * takes a higher one (see `tokenAfter`). While it waits, it asks the store the time at the
    * moments that narrow the estimate most (`nextProbeAt`): the wait ends as soon as the estimate
    * shows the store's clock past the token, and the next acquisitions of this process wait only
-   * as long as the narrowed estimate is wide. An acquisition waits here before it writes the
-   * token, so that its lease is handed out the moment its write lands (see `Lock`): `signal`
-   * abandons the wait, and nothing has been written then.
+   * as long as the narrowed estimate is wide. A lease's `fencingToken()` waits here, after the
+   * lease's write landed; `signal` (the lease's) abandons the wait. A wait no longer than a round
+   * trip is slept: a probe's answer could not end it sooner.
    */
   async awaitToken(token: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
@@ -195,7 +195,8 @@ export class StoreSession {
       const now = this.clock.now()
       const wait = tokenWaitMs(token, this.serverTime(now))
       if (wait <= 0) return
-      const probe = nextProbeAt(this.#serverClock, now, now + wait)
+      const worthProbing = wait > (this.#serverClock.roundTripMs ?? 0)
+      const probe = worthProbing ? nextProbeAt(this.#serverClock, now, now + wait) : undefined
       if (probe === undefined) await this.clock.sleep(wait, signal)
       else if (probe.at > now) await this.clock.sleep(probe.at - now, signal)
       else await this.#prober.probe(probe, now + wait)

@@ -118,9 +118,11 @@ export function leaseTermFor(ttlMs: number, now: number, server: ServerTime, mar
 }
 
 /**
- * A new lease of `ttlMs` that starts when the store's clock reaches its `token`: it is handed
- * out only then, so the wait for the token does not spend it. Its `deadline` is what the
- * estimate says at `now`; `holderDeadline` says it again once the wait is over.
+ * A new lease of `ttlMs` counted from its `token`, which is the latest the store's clock may
+ * read now (or above): at the store it runs `ttlMs` after the store's clock passes the token, so
+ * a holder that waits for its token (`Lease.fencingToken`) still has the lease's whole length
+ * once it has it; a crashed holder's lock frees as late as if it had waited before writing.
+ * Its `deadline` is what the estimate says at `now`.
  */
 export function leaseTermFromToken(
   token: number,

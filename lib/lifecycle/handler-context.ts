@@ -1,4 +1,4 @@
-import type { Lease } from '../core/lease.js'
+import type { FencingTokenOptions, Lease } from '../core/lease.js'
 import type { JsonValue } from '../core/record.js'
 
 /**
@@ -58,8 +58,12 @@ export interface LambdaContext {
 export interface SingletonHandle {
   /** The lock's key in the store. */
   readonly key: string
-  /** The fencing token: pass it with every write, so a target can refuse a stale run. */
-  readonly token: number
+  /**
+   * The fencing token: pass it with every write, so a target can refuse a stale run. It resolves
+   * once the store's clock has passed it (`Lease.fencingToken`): the run holds the lock from its
+   * start, and only a handler that fences waits, at its first fenced write, often not at all.
+   */
+  fencingToken(options?: FencingTokenOptions): Promise<number>
   /** When the lease ends, by this process's clock (already shortened by the skew margin). */
   readonly expiresAt: Date
   /** Aborted when the lease is lost, or when the run ends (the invocation returned or timed out). */

@@ -162,7 +162,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     report(level, message, {
       outcome: Outcome.Acquired,
       key,
-      token: lease.token,
+      token: lease.record.token,
       owner: lease.owner,
       ...(tick && { tick }),
       waitMs,
@@ -294,7 +294,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         {
           outcome: Outcome.Error,
           key: run.handle.key,
-          token: run.handle.token,
+          token: run.handle.lease.record.token,
         },
       )
       await this.end(run, false).catch(() => undefined)

@@ -64,7 +64,7 @@ export class SingletonRun {
               report('warn', 'heartbeat failed; retrying', {
                 outcome: Outcome.Error,
                 key,
-                token: lease.token,
+                token: lease.record.token,
                 error: asError(error),
               }),
           })
@@ -72,7 +72,7 @@ export class SingletonRun {
       settings.watchMs === undefined ? () => {} : watchLease(lease, { everyMs: settings.watchMs, clock })
     this.handle = {
       key,
-      token: lease.token,
+      fencingToken: (options) => lease.fencingToken(options),
       get expiresAt() {
         return lease.expiresAt
       },
@@ -142,7 +142,7 @@ export class SingletonRun {
         report('info', 'lock released', {
           outcome: Outcome.Released,
           key,
-          token: lease.token,
+          token: lease.record.token,
           ...(tick && { tick }),
           heldMs: this.#settings.clock.now() - this.#acquiredAt,
           completed: succeeded,
@@ -152,7 +152,7 @@ export class SingletonRun {
           report('warn', `paused after ${counted.failures} failed runs in a row; resume to run again`, {
             outcome: Outcome.Paused,
             key,
-            token: lease.token,
+            token: lease.record.token,
             owner: lease.owner,
             ...(tick && { tick }),
             paused: { ...paused, at: new Date(paused.at * 1000).toISOString() },
@@ -184,7 +184,7 @@ export class SingletonRun {
       {
         outcome: Outcome.ReleaseFailed,
         key,
-        token: this.#lease.token,
+        token: this.#lease.record.token,
         ...(tick && { tick }),
         error: asError(error),
       },
@@ -202,7 +202,7 @@ export class SingletonRun {
     this.#settings.report(level, message, {
       outcome,
       key: this.#settings.key,
-      token: this.#lease.token,
+      token: this.#lease.record.token,
       ...fields,
       ...(this.#settings.tick && { tick: this.#settings.tick }),
       ...(error && { error }),

@@ -9,6 +9,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from '../aws/send.js'
 import { type BackoffOptions, backoffDelay } from '../core/backoff.js'
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockError, LockOptionsError, LockStoreError } from '../core/errors.js'
+import type { FencingTokenSource } from '../core/lease.js'
 import { type SendOptions, sendS3 } from './client.js'
 import { S3ErrorKind } from './errors.js'
 import { ifMatch, learnFromIfMatch, quotingFor, unquote } from './etag.js'
@@ -25,14 +26,31 @@ import {
 /** The user-metadata key (`x-amz-meta-fencing-token`) that carries the writer's token. */
 export const FENCING_TOKEN_METADATA = 'fencing-token'
 
-export interface FencedPutOptions {
+/**
+ * What `fencedPut` writes, and as whom: the lease (or `context.singleton`), whose token it
+ * awaits, or a token already awaited.
+ */
+export type FencedPutOptions = FencedPutTarget &
+  (
+    | {
+        /** The writer's lease, or `context.singleton`: `fencedPut` awaits its `fencingToken()`. */
+        readonly lease: FencingTokenSource
+        readonly token?: never
+      }
+    | {
+        /** The writer's fencing token, as `fencingToken()` resolved it. */
+        readonly token: number
+        readonly lease?: never
+      }
+  )
+
+/** What `fencedPut` writes where, and how it goes about it. */
+export interface FencedPutTarget {
   readonly s3: S3Client
   readonly bucket: string
   readonly key: string
   /** The object's content. Not a stream: a write that meets a concurrent writer is sent again. */
   readonly body: string | Uint8Array
-  /** The writer's fencing token (`context.singleton.token`, `lease.token`). */
-  readonly token: number
   readonly contentType?: string
   /** More user metadata to store; the fencing token is added to it. */
   readonly metadata?: Record<string, string>
@@ -114,7 +132,11 @@ type Round = (typeof Round)[keyof typeof Round]
  * landed meanwhile (`read-validity.ts` says why nothing stronger exists on S3).
  */
 export async function fencedPut(options: FencedPutOptions): Promise<FencedPutResult> {
-  const { bucket, key, token } = options
+  const { bucket, key } = options
+  // The token's wait (until the store's clock has passed it) is not S3's time: timeoutMs starts after.
+  const token = options.lease
+    ? await options.lease.fencingToken(options.signal ? { signal: options.signal } : {})
+    : options.token
   if (!Number.isSafeInteger(token) || token < 0) {
     throw new LockOptionsError(`fencedPut: token must be a non-negative safe integer, got ${token}`, { key })
   }
@@ -148,7 +170,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     }
     let outcome: FencedPutResult | Round
     try {
-      outcome = await fencedRound(options, send, state)
+      outcome = await fencedRound({ ...options, token }, send, state)
     } catch (error) {
       // A transient failure, a PUT's included: it may have landed, which the next round's HEAD shows.
       if (!(error instanceof LockStoreError) || !error.retryable) throw error
@@ -163,6 +185,9 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     }
   }
 }
+
+/** A call's options with its token resolved. */
+type TokenedPut = FencedPutTarget & { readonly token: number }
 
 /** What one call carries from round to round. */
 interface CallState {
@@ -179,7 +204,7 @@ interface CallState {
 
 /** One HEAD and conditional PUT: the write, or why to look again. Throws when it never can. */
 async function fencedRound(
-  options: FencedPutOptions,
+  options: TokenedPut,
   send: SendOptions,
   state: CallState,
 ): Promise<FencedPutResult | Round> {
@@ -254,7 +279,7 @@ async function fencedRound(
  * every later reader sees our token. A lower token means one landed: false, write again over it.
  */
 async function settled(
-  options: FencedPutOptions,
+  options: TokenedPut,
   send: SendOptions,
   validity: ReadValidity,
   deadline: number,

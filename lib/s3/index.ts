@@ -4,6 +4,7 @@ export {
   FENCING_TOKEN_METADATA,
   type FencedPutOptions,
   type FencedPutResult,
+  type FencedPutTarget,
   FencedWriteRejectedError,
   fencedPut,
 } from './fenced-put.js'

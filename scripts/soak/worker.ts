@@ -90,7 +90,7 @@ class Worker {
           bucket: this.config.bucket,
           key: `${key}/data`,
           body,
-          token: lease.token,
+          lease,
         })
         await lease.release()
         return
@@ -121,7 +121,7 @@ class Worker {
         key,
         waitMs,
         status: 'acquired',
-        token: lease.token,
+        token: lease.record.token, // as written; handed out by fencingToken() once the store's clock passed it
         validUntil,
       })
       process.stdout.write(`${JSON.stringify({ holding: key, lease: id })}\n`)
@@ -181,7 +181,7 @@ class Worker {
 
   async #write(key: string, leaseId: string, lease: Lease, object: string): Promise<void> {
     const id = `${leaseId}/${this.#calls++}`
-    const { token } = lease
+    const { token } = lease.record // what fencedPut below awaits, and writes with
     const timeoutMs = this.config.writeTimeoutMs
     const base = { type: 'write', id, lease: leaseId, key, object, token, timeoutMs } as const
     this.emit({ ...base, phase: 'start' })
@@ -192,7 +192,7 @@ class Worker {
         key: object,
         body: JSON.stringify({ write: id, token, worker: this.config.id }),
         contentType: 'application/json',
-        token,
+        lease,
         timeoutMs,
         requestTimeoutMs: this.config.requestTimeoutMs,
       })

@@ -105,12 +105,12 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     expect(code).toBe(ExitCode.Ok)
     const record = await getRecord(s3, bucket, 'locks/stuck')
     expect(record).toMatchObject({ expires_at: 0, owner: 'force-released by alice' })
-    expect(record.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(record.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     expect(out).toBe(
-      `released s3://${bucket}/locks/stuck: token ${stuck?.token} -> ${record.token}; the holder stuck-run is fenced off`,
+      `released s3://${bucket}/locks/stuck: token ${stuck?.record.token} -> ${record.token}; the holder stuck-run is fenced off`,
     )
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
-    expect((await acquire('locks/stuck'))?.token).toBeGreaterThan(record.token as number)
+    expect((await acquire('locks/stuck'))?.record.token).toBeGreaterThan(record.token as number)
   })
 
   it('ends only the lease it judged: a run that took the lock between its read and its write keeps it', async () => {
@@ -135,7 +135,7 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     const [next] = runs
     expect(code).toBe(ExitCode.Refused)
     expect(err).toMatch(/changed since it was judged .*nothing was written/)
-    expect(await getRecord(s3, bucket, key)).toMatchObject({ owner: 'job/2', token: next?.token })
+    expect(await getRecord(s3, bucket, key)).toMatchObject({ owner: 'job/2', token: next?.record.token })
     await expect(next?.renew()).resolves.toBeUndefined()
     await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
   })
@@ -200,7 +200,7 @@ describe('lambda-singleton reset, on a real S3 engine', () => {
       code: ExitCode.Ok,
       out: `reset s3://${bucket}/locks/corrupt: released, token 500`,
     })
-    expect((await acquire('locks/corrupt'))?.token).toBeGreaterThan(500)
+    expect((await acquire('locks/corrupt'))?.record.token).toBeGreaterThan(500)
   })
 
   it('refuses a token in any form but plain decimal digits, writing nothing', async () => {
@@ -289,7 +289,7 @@ describe('a lock whose token an outside write put ahead of the store clock, on a
       `note: objects that fencedPut wrote with a token above ${record.token} refuse every new holder's ` +
         'write until they are removed or rewritten',
     )
-    expect((await acquire(key))?.token).toBeGreaterThan(record.token as number)
+    expect((await acquire(key))?.record.token).toBeGreaterThan(record.token as number)
   })
 
   it('prints the record reset back to the clock as JSON with --json', async () => {

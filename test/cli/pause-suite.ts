@@ -64,14 +64,14 @@ export function pauseSuite(engine: () => CliEngine): void {
       wasHeld: true,
       endedLease: false,
       previousOwner: 'job/2',
-      record: { v: 2, token: lease?.token, paused: { by: 'alice' } },
+      record: { v: 2, token: lease?.record.token, paused: { by: 'alice' } },
     })
     await lease?.renew()
     await lease?.release()
     expect(await stored('locks/p2')).toMatchObject({
       v: 2,
       expires_at: 0,
-      token: lease?.token,
+      token: lease?.record.token,
       paused: { by: 'alice' },
     })
     const again = await cli('pause', '--key', 'locks/p2', '--owner', 'bob')
@@ -86,7 +86,7 @@ export function pauseSuite(engine: () => CliEngine): void {
     const record = await stored('locks/p3')
     expect(out).toMatch(
       new RegExp(
-        `: the lease of job/3 is over: token ${lease?.token} -> ${record?.token}, its fenced writes are refused$`,
+        `: the lease of job/3 is over: token ${lease?.record.token} -> ${record?.token}, its fenced writes are refused$`,
       ),
     )
     expect(record).toMatchObject({ v: 2, expires_at: 0, owner: 'paused by alice' })

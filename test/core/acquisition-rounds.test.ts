@@ -36,7 +36,7 @@ describe('an acquisition meeting a 409 (another conditional write in flight)', (
     )
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     // Half (random 0.5) of the first 50 ms backoff cap, then the new token's own wait (under a
     // second: the estimate of the store's clock is a second wide at most).
     expect(retriedAt - firstAt).toBeGreaterThanOrEqual(25)
@@ -60,7 +60,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     store.script('read', 'denied')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create'])
   })
 
@@ -69,7 +69,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     put({ token: 6, expires_at: 0 })
     store.script('read', 'denied')
     const lease = await leaseOf(lock().tryAcquire())
-    expect(lease?.token).toBeGreaterThan(6)
+    expect(lease?.record.token).toBeGreaterThan(6)
     expect(lease).toMatchObject({ record: { run: 1 } }) // the record counted no runs
     expect(store.calls).toEqual(['read', 'create', 'read', 'replace'])
   })
@@ -89,7 +89,7 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     store.script('read', 'denied', 'denied').script('create', 'conflict')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
   })
 })

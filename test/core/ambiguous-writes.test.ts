@@ -52,10 +52,10 @@ describe('a create whose outcome is unknown', () => {
     store.script('create', 'answer-lost')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read'])
     await lease?.renew() // it holds the etag of what landed
-    expect(record()).toMatchObject({ token: lease?.token, owner: 'me' })
+    expect(record()).toMatchObject({ token: lease?.record.token, owner: 'me' })
   })
 
   it('is sent again when the read-back shows it did not land', async () => {
@@ -63,7 +63,7 @@ describe('a create whose outcome is unknown', () => {
     store.script('create', 'transient')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
   })
 
@@ -85,7 +85,7 @@ describe('a create whose outcome is unknown', () => {
     store.script('create', 'ambiguous')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.count('create')).toBe(1)
   })
 
@@ -94,7 +94,7 @@ describe('a create whose outcome is unknown', () => {
     store.script('create', 'ambiguous').script('read', 'ok', 'transient')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'read'])
   })
 
@@ -104,7 +104,7 @@ describe('a create whose outcome is unknown', () => {
     store.script('create', 'answer-lost').script('read', 'ok', 'transient')
     const lease = await leaseOf(lock().tryAcquire())
     expect(lease).toMatchObject({ owner: 'me', record: { run: 1 } })
-    expect(lease?.token).toBeGreaterThanOrEqual(start)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create', 'read'])
   })
 
@@ -137,7 +137,7 @@ describe('a renewal whose outcome is unknown', () => {
     expect(lease.remainingMs).toBeLessThanOrEqual(10_000 - 1_000 - offBy)
     expect(lease.remainingMs).toBeGreaterThan(10_000 - 1_000 - offBy - 1)
     await lease.release() // with the etag of what landed
-    expect(record()).toMatchObject({ token: lease.token, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease.record.token, expires_at: 0 })
   })
 
   it('is sent again when the read-back shows the object unchanged', async () => {

@@ -55,3 +55,44 @@ describe('a cron at a fixed phase of the second (simulated time, 4 ms round trip
     expect(later.at(-1)?.addedMs).toBeGreaterThan(levelMs - 40)
   })
 })
+
+describe('the token paid only where it is read (simulated time, 4 ms round trips, a cron every minute)', () => {
+  /** Each run's lock is a new one (read, write, release), each request a round trip: what any lock adds. */
+  const requestsMs = (_run: number) => 3 * ROUND_TRIP_MS
+
+  it.each([0, 120, 500, 999])(
+    'adds nothing but its requests to a job that never reads its token, cold and warm, with no probe (%i ms past the second)',
+    async (phaseMs) => {
+      const store = new RemoteStore(new ManualClock(), steady(ROUND_TRIP_MS), 333.25)
+      const runs = await cron(store, {
+        periodMs: 60 * SECOND,
+        phaseMs,
+        workMs: 50,
+        invocations: 12,
+        token: 'never',
+      })
+      runs.forEach((run, i) => {
+        expect(run.addedMs, `run ${i}`).toBeLessThanOrEqual(requestsMs(i))
+        expect(run.probes, `run ${i}`).toBe(0)
+      })
+    },
+  )
+
+  it.each([0, 120, 500, 999])(
+    'adds at most a round trip more to a job that reads its token after a second of work, cold and warm (%i ms past the second)',
+    async (phaseMs) => {
+      const store = new RemoteStore(new ManualClock(), steady(ROUND_TRIP_MS), -777.5)
+      const runs = await cron(store, {
+        periodMs: 60 * SECOND,
+        phaseMs,
+        workMs: SECOND,
+        invocations: 12,
+        token: 'after-work',
+      })
+      runs.forEach((run, i) => {
+        expect(run.addedMs, `run ${i}`).toBeLessThanOrEqual(requestsMs(i) + Math.max(5, ROUND_TRIP_MS))
+        expect(run.probes, `run ${i}`).toBe(0)
+      })
+    },
+  )
+})

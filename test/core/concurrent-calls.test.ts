@@ -86,7 +86,7 @@ describe('an acquisition and a write that lands after it', () => {
       }),
     )
     if (result.status !== AcquireStatus.Acquired) throw new Error(`not acquired: ${result.status}`)
-    expect(atHandOut).toMatchObject({ token: result.lease.token, owner: 'worker' })
+    expect(atHandOut).toMatchObject({ token: result.lease.record.token, owner: 'worker' })
   })
 })
 

@@ -34,7 +34,7 @@ describe("a contender judges a lease's end by the store's clock, late by the mar
     expect(await contender.inspect()).toMatchObject({ held: false })
     const taken = await contender.tryAcquire()
     expect(taken).toMatchObject({ status: 'acquired' })
-    expect(taken.status === 'acquired' && taken.lease.token).toBeGreaterThan(4)
+    expect(taken.status === 'acquired' && taken.lease.record.token).toBeGreaterThan(4)
   })
 
   it('sees the lease held when its expires_at passed but the margin did not', async () => {
@@ -56,7 +56,7 @@ describe("a contender judges a lease's end by the store's clock, late by the mar
     time.now = 500 // a store clock that was never set: still later than a release
     const taken = await lock('contender').tryAcquire()
     expect(taken).toMatchObject({ status: 'acquired' })
-    expect(taken.status === 'acquired' && taken.lease.token).toBeGreaterThan(4)
+    expect(taken.status === 'acquired' && taken.lease.record.token).toBeGreaterThan(4)
   })
 })
 

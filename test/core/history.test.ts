@@ -134,7 +134,7 @@ describe('the runs a lock records', () => {
     await lease?.release({ outcome: 'completed', tick: 't1' })
     expect(record().history).toEqual([
       {
-        token: lease?.token,
+        token: lease?.record.token,
         tick: 't1',
         owner: 'job/1',
         started: lease?.record.acquired_at,
@@ -159,7 +159,7 @@ describe('the runs a lock records', () => {
     })
     expect(record()).toMatchObject({
       expires_at: 0,
-      history: [{ token: lease?.token, tick: 't1', outcome: 'lost' }],
+      history: [{ token: lease?.record.token, tick: 't1', outcome: 'lost' }],
     })
   })
 
@@ -171,7 +171,7 @@ describe('the runs a lock records', () => {
     const next = await leaseOf(lock('job/2').tryAcquire())
     expect(record().history).toEqual([
       {
-        token: crashed?.token,
+        token: crashed?.record.token,
         owner: 'crashed/1',
         started: held.acquired_at,
         ended: held.expires_at,
@@ -233,7 +233,7 @@ describe('the runs a lock records', () => {
       const lease = await leaseOf(a.tryAcquire())
       if (n === 1) await lease?.saveCheckpoint('c'.repeat(MAX_STATE_BYTES - 2))
       await lease?.release({ outcome: 'failed', tick: 'x'.repeat(200) })
-      last = lease?.token ?? 0
+      last = lease?.record.token ?? 0
     }
     const size = Buffer.byteLength(store.peek(KEY) ?? '')
     expect(size).toBeLessThanOrEqual(MAX_RECORD_BYTES)
@@ -292,7 +292,7 @@ describe('history never wedges a lock', () => {
     await lease?.saveCheckpoint('s'.repeat(MAX_STATE_BYTES - 2))
     await lease?.release({ outcome: 'completed', tick: 't'.repeat(100) })
     expect(Buffer.byteLength(store.peek(KEY) ?? '')).toBeLessThanOrEqual(MAX_RECORD_BYTES)
-    expect(record().history?.at(-1)).toMatchObject({ token: lease?.token, outcome: 'completed' })
+    expect(record().history?.at(-1)).toMatchObject({ token: lease?.record.token, outcome: 'completed' })
   })
 
   it('a checkpoint of the largest size is written over a full history of long runs, the oldest runs making room', async () => {

@@ -29,10 +29,15 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
     expect(lease?.expiresAt.getTime()).toBe(until)
   })
 
-  it('writes nothing when holdUntil passes before the write could go out (the token’s wait outlasted it)', async () => {
+  it('writes nothing when holdUntil passes before the write could go out (a slow read outlasted it)', async () => {
     const { time, store, lock } = setup()
+    const read = store.read.bind(store)
+    store.read = async (key, options) => {
+      time.advance(50)
+      return read(key, options)
+    }
     const error = await lock('a')
-      .tryAcquire({ holdUntil: time.now + 1 })
+      .tryAcquire({ holdUntil: time.now + 10 })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
     expect(String(error)).toMatch(
@@ -73,13 +78,15 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
     }
   })
 
-  it('is handed out as written after the wait for its token, however little time that leaves', async () => {
+  it('is handed out as its write lands, whole; its token comes after its wait, however little time that leaves', async () => {
     const { time, store, lock } = setup()
-    // A fresh lock knows the store time to a second: its token waits about that long.
     const until = time.now + 1_300
     const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
-    expect(lease?.remainingMs).toBeLessThan(1_300 / 4)
+    expect(lease?.remainingMs).toBeGreaterThan(1_300 - 50)
     expect(store.requests).toMatchObject({ create: 1, replace: 0 })
     expect(lease?.expiresAt.getTime()).toBe(until)
+    // A fresh lock knows the store time to a second: its token waits about that long.
+    await lease?.fencingToken()
+    expect(lease?.remainingMs).toBeLessThan(1_300 / 4)
   })
 })

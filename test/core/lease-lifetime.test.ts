@@ -46,7 +46,7 @@ describe('a lease knows its own end', () => {
     await clock.advance(1)
     expect(lease.signal.aborted).toBe(true)
     expect(lease.signal.reason).toBeInstanceOf(LockLostError)
-    expect(lease.signal.reason).toMatchObject({ reason: 'expired', token: lease.token })
+    expect(lease.signal.reason).toMatchObject({ reason: 'expired', token: lease.record.token })
     expect(lease.isLost).toBe(true)
     expect(lease.lostError).toBe(lease.signal.reason)
   })

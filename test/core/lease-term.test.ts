@@ -51,7 +51,7 @@ describe('a lease of some length, counted from now', () => {
   })
 })
 
-describe('a new lease, which starts when the store clock reaches its token', () => {
+describe('a new lease, counted from its token (the latest the store clock may read)', () => {
   it('ends ttl after the token, by the store clock', () => {
     const term = leaseTermFromToken(NOW + 1_000, 60_000, NOW, server(NOW, NOW + 1_000), MARGIN)
     expect(term).toMatchObject({ expires_at: (NOW + 61_000) / 1000, serverNow: NOW + 500, ttlMs: 60_000 })

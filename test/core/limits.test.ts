@@ -78,7 +78,7 @@ describe('a lock at the limits of its record', () => {
       const reads = store.requests.read
       expect(await rejection(contender('op').reset({ token }))).toBeInstanceOf(LockOptionsError)
       expect(store.requests.read).toBe(reads)
-      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(7)
+      expect((await leaseOf(contender('a').tryAcquire()))?.record.token).toBeGreaterThan(7)
     })
 
     it('never writes an unsafe token: the last usable one is far ahead of the clock, so it is not followed either', async () => {
@@ -122,7 +122,7 @@ describe('a lock at the limits of its record', () => {
       const extra = JSON.parse(nested(MAX_RECORD_DEPTH - 1))
       put({ extra })
       const lease = await leaseOf(contender('a').tryAcquire())
-      expect(lease?.token).toBeGreaterThan(1)
+      expect(lease?.record.token).toBeGreaterThan(1)
       expect(JSON.parse(store.peek(KEY) ?? '').extra).toEqual(extra)
       await expect(contender('b').inspect()).resolves.toMatchObject({ held: true })
     })
@@ -137,7 +137,7 @@ describe('a lock at the limits of its record', () => {
       const { contender, store } = setup()
       store.putRaw(KEY, `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`)
       await contender('op').reset({ token: 10 })
-      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(10)
+      expect((await leaseOf(contender('a').tryAcquire()))?.record.token).toBeGreaterThan(10)
     })
 
     it.each([

@@ -87,7 +87,7 @@ async function run(
     )
     if (valid.length > 1) {
       violations.push(
-        `${where}: ${valid.length} valid leases (tokens ${valid.map((h) => h.lease.token).join(', ')})`,
+        `${where}: ${valid.length} valid leases (tokens ${valid.map((h) => h.lease.record.token).join(', ')})`,
       )
     }
   }
@@ -164,9 +164,9 @@ async function run(
           leaseOf(lock.tryAcquire())
             .then((lease) => {
               if (lease) {
-                acquiredTokens.push(lease.token)
+                acquiredTokens.push(lease.record.token)
                 holders[who] = { lease, clock, releasing: false }
-                check(`contender ${who} acquired token ${lease.token}`)
+                check(`contender ${who} acquired token ${lease.record.token}`)
               }
             }, expected)
             .finally(() => acquiring.delete(who)),

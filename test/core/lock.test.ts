@@ -37,10 +37,12 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { time, contender, record } = setup()
     const asked = time.now
     const lease = await leaseOf(contender('a').tryAcquire())
-    expect(lease?.token).toBeGreaterThanOrEqual(asked)
-    // Handed out only once the store's clock has reached it.
-    expect(lease?.token).toBeLessThanOrEqual(time.now)
-    expect(record()).toMatchObject({ v: 1, token: lease?.token, run: 1, owner: 'a', ttl_ms: 10_000 })
+    expect(lease?.record.token).toBeGreaterThanOrEqual(asked)
+    expect(record()).toMatchObject({ v: 1, token: lease?.record.token, run: 1, owner: 'a', ttl_ms: 10_000 })
+    // The lease is handed out as the write lands; its token only once the store's clock has passed it.
+    expect(time.now).toBeLessThanOrEqual(lease?.record.token ?? 0)
+    expect(await lease?.fencingToken()).toBe(lease?.record.token)
+    expect(time.now).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
     expect(record().expires_at).toBeGreaterThan(0)
   })
 
@@ -51,7 +53,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(await leaseOf(b.tryAcquire())).toBeNull()
     expect(await b.tryAcquire()).toMatchObject({
       status: 'held',
-      holder: { owner: 'a', token: lease?.token },
+      holder: { owner: 'a', token: lease?.record.token },
     })
   })
 
@@ -59,10 +61,10 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender, record } = setup()
     const lease = await leaseOf(contender('a').tryAcquire())
     await lease?.release()
-    expect(record()).toMatchObject({ token: lease?.token, run: 1, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.record.token, run: 1, expires_at: 0 })
     const next = await leaseOf(contender('b').tryAcquire())
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
-    expect(record()).toMatchObject({ token: next?.token, run: 2 })
+    expect(next?.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
+    expect(record()).toMatchObject({ token: next?.record.token, run: 2 })
   })
 
   it('re-acquires after its own release with a single conditional write and no read', async () => {
@@ -72,7 +74,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     await first?.release()
     const before = { ...store.requests }
     const lease = await leaseOf(a.tryAcquire())
-    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
     expect(store.requests.read - before.read).toBe(0)
     expect(store.requests.replace - before.replace).toBe(1)
@@ -94,7 +96,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     await b?.release()
     const before = { ...store.requests }
     const lease = await leaseOf(a.tryAcquire())
-    expect(lease?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.token).toBeGreaterThan(b?.record.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(3)
     expect(store.requests.read - before.read).toBe(1)
     expect(store.requests.replace - before.replace).toBe(2) // the stale blind try, then the real one
@@ -106,8 +108,8 @@ describe('Lock (protocol core, in-memory store)', () => {
     time.advance(record().expires_at * 1000 - time.now) // the record's expires_at, give or take the Date resolution
     expect(await leaseOf(contender('b').tryAcquire())).toBeNull()
     time.advance(3_000)
-    expect((await leaseOf(contender('b').tryAcquire()))?.token).toBeGreaterThan(
-      lease?.token ?? Number.POSITIVE_INFINITY,
+    expect((await leaseOf(contender('b').tryAcquire()))?.record.token).toBeGreaterThan(
+      lease?.record.token ?? Number.POSITIVE_INFINITY,
     )
   })
 
@@ -117,16 +119,14 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(await leaseOf(contender('fast', 3_600_000).tryAcquire())).toBeNull()
   })
 
-  it("hands its lease out with its whole ttl, from when the store's clock reaches the token, and ends it the margin (and as far as its guess may be off) before the record's expiry", async () => {
+  it("hands its lease out as its write lands, with its whole ttl counted from the token (the latest the store's clock may read), and ends it the margin before the record's expiry", async () => {
     const { time, contender, record } = setup({ ttlMs: 10_000, margin: 1_000 })
     const asked = time.now
     const lease = await leaseOf(contender('a').tryAcquire())
-    // The record's lease runs from the token (the store's time when it is handed out) for ttl.
-    expect(record().expires_at * 1000).toBe((lease?.token ?? 0) + 10_000)
-    expect(lease?.token).toBeGreaterThanOrEqual(asked)
-    expect(lease?.token).toBeLessThanOrEqual(time.now)
-    // One answer dated to the second told the store's clock to ±500 ms; the probes sent while the
-    // lock waited for its token narrowed that to tens of ms: little comes off the ttl.
+    // The record's lease runs for ttl once the store's clock passes the token, so a holder that
+    // waits for its token still has its whole ttl: nothing of it is lost to that wait.
+    expect(record().expires_at * 1000).toBe((lease?.record.token ?? 0) + 10_000)
+    expect(lease?.record.token).toBeGreaterThanOrEqual(asked)
     expect(lease?.remainingMs).toBeGreaterThan(10_000 - 1_000 - 50)
     // By the store's clock (here: the simulation's), the holder is done by expires_at - margin.
     expect(time.now + (lease?.remainingMs ?? 0)).toBeLessThanOrEqual(record().expires_at * 1000 - 1_000)
@@ -136,7 +136,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender } = setup()
     const crashed = await leaseOf(contender('fn/request-1').tryAcquire())
     const retry = await leaseOf(contender('fn/request-1').tryAcquire())
-    expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
+    expect(retry?.record.token).toBeGreaterThan(crashed?.record.token ?? Number.POSITIVE_INFINITY)
     expect(retry?.record.run).toBe(2)
     await expect(crashed?.renew()).rejects.toBeInstanceOf(LockLostError)
   })
@@ -172,10 +172,10 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender } = setup()
     const lock = contender('worker')
     const first = await leaseOf(lock.tryAcquire())
-    expect(await lock.tryAcquire()).toMatchObject({ status: 'held', holder: { token: first?.token } })
+    expect(await lock.tryAcquire()).toMatchObject({ status: 'held', holder: { token: first?.record.token } })
     await first?.release()
-    expect((await leaseOf(lock.tryAcquire()))?.token).toBeGreaterThan(
-      first?.token ?? Number.POSITIVE_INFINITY,
+    expect((await leaseOf(lock.tryAcquire()))?.record.token).toBeGreaterThan(
+      first?.record.token ?? Number.POSITIVE_INFINITY,
     )
   })
 
@@ -204,6 +204,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const asked = time.now
     const lock = contender('a')
     const lease = await leaseOf(lock.tryAcquire())
+    await lease?.fencingToken() // its wait narrows the estimate of the store's clock with probes
     const first = record().expires_at
     time.advance(asked + 5_000 - time.now) // 5 s after the answer that dated the store's clock
     // How far its guess of the store's clock may be off (narrowed while it waited for its
@@ -211,7 +212,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const halfWidth = serverClockOf(store, lock.clock).at()?.halfWidth ?? Number.NaN
     expect(halfWidth).toBeLessThan(50)
     await lease?.renew()
-    expect(record()).toMatchObject({ token: lease?.token, run: 1 })
+    expect(record()).toMatchObject({ token: lease?.record.token, run: 1 })
     expect(record().expires_at).toBeGreaterThan(first)
     // ttl - margin - that half-width (to the ms, rounded down).
     expect(lease?.remainingMs).toBeLessThanOrEqual(10_000 - 1_000 - halfWidth)
@@ -228,13 +229,13 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(error).toBeInstanceOf(LockLostError)
     expect(error).toMatchObject({
       reason: LostReason.ReleasedByOperator,
-      token: lease?.token,
+      token: lease?.record.token,
       current: { token: thief?.token, owner: 'force-released by operator' },
     })
     expect(lease?.signal.aborted).toBe(true)
     expect(lease?.signal.reason).toBe(error)
     expect(JSON.stringify(record())).toBe(taken)
-    expect(thief?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(thief?.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses a stale release and writes nothing', async () => {
@@ -253,10 +254,10 @@ describe('Lock (protocol core, in-memory store)', () => {
     time.advance((lease?.remainingMs ?? 0) + 1) // past its own end, before anyone could take over (1 s margin)
     expect(lease?.signal.reason).toMatchObject({ reason: 'expired' })
     await expect(lease?.release({ lastRun: 'tick' })).rejects.toMatchObject({ reason: 'expired' })
-    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.record.token, expires_at: 0 })
     expect(record().last_run).toBeUndefined() // the run is not known to have completed
     const next = await leaseOf(contender('b').tryAcquire())
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
   })
 
@@ -274,7 +275,9 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await leaseOf(a.tryAcquire())
     store.delete('jobs/nightly')
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
-    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.record.token).toBeGreaterThan(
+      lease?.record.token ?? Number.POSITIVE_INFINITY,
+    )
   })
 
   it('keeps unknown fields, the checkpoint and last_run across acquisitions', async () => {
@@ -286,10 +289,10 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await leaseOf(contender('a').tryAcquire())
     await lease?.saveCheckpoint({ cursor: 42 })
     await lease?.release({ lastRun: '2026-11-21T03:00:00Z' })
-    expect(lease?.token).toBeGreaterThan(7)
+    expect(lease?.record.token).toBeGreaterThan(7)
     expect(lease?.record.run).toBe(1) // the record had no run count yet
     const next = await leaseOf(contender('b').tryAcquire())
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
     expect(next?.record.state).toEqual({ cursor: 42 })
     expect(record()).toMatchObject({
@@ -317,7 +320,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     expect(await leaseOf(b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' }))).toBeNull()
     expect(
       await b.tryAcquire({ waitMs: 5_000, skipIf: (record) => record.last_run === 'tick-1' }),
-    ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: lease?.token } })
+    ).toMatchObject({ status: 'skipped', record: { last_run: 'tick-1', token: lease?.record.token } })
     expect(store.requests.create + store.requests.replace).toBe(writes)
   })
 
@@ -328,7 +331,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await leaseOf(a.tryAcquire())
     const writes = store.requests.create + store.requests.replace
     expect(await contender('b').inspect()).toMatchObject({
-      token: lease?.token,
+      token: lease?.record.token,
       run: 1,
       owner: 'a',
       held: true,
@@ -343,7 +346,7 @@ describe('Lock (protocol core, in-memory store)', () => {
       time.localClock().schedule(3_000, () => void holder?.release())
       const reads = store.requests.read
       const lease = await contender('b').acquire({ waitMs: 30_000 })
-      expect(lease.token).toBeGreaterThan(holder?.token ?? Number.POSITIVE_INFINITY)
+      expect(lease.record.token).toBeGreaterThan(holder?.record.token ?? Number.POSITIVE_INFINITY)
       expect(lease.record.run).toBe(2)
       expect(store.requests.read - reads).toBeGreaterThan(1) // it tried while held, then got it
     })
@@ -405,7 +408,7 @@ describe('Lock (protocol core, in-memory store)', () => {
       const operator = contender('operator')
       await operator.reset({ token: 100, force: true })
       const lease = await leaseOf(contender('a').tryAcquire())
-      expect(lease?.token).toBeGreaterThan(100)
+      expect(lease?.record.token).toBeGreaterThan(100)
       expect(lease?.record.run).toBe(1) // a reset record counts no runs
     })
 
@@ -414,10 +417,10 @@ describe('Lock (protocol core, in-memory store)', () => {
       const stuck = await leaseOf(contender('a').tryAcquire())
       const freed = await contender('op').forceRelease()
       expect(freed).toMatchObject({ expires_at: 0 })
-      expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+      expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
       expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
       await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
-      expect((await leaseOf(contender('b').tryAcquire()))?.token).toBeGreaterThan(
+      expect((await leaseOf(contender('b').tryAcquire()))?.record.token).toBeGreaterThan(
         freed?.token ?? Number.POSITIVE_INFINITY,
       )
       expect(await setup().contender('op').forceRelease()).toBeNull()
@@ -433,10 +436,10 @@ describe('Lock (protocol core, in-memory store)', () => {
     it('refuses to reset a held lock or to lower its token', async () => {
       const { contender } = setup()
       const lease = await leaseOf(contender('a').tryAcquire())
-      const above = (lease?.token ?? 0) + 1
+      const above = (lease?.record.token ?? 0) + 1
       await expect(contender('op').reset({ token: above })).rejects.toThrow(/not released/)
       await lease?.release()
-      await expect(contender('op').reset({ token: lease?.token ?? 0 })).rejects.toThrow(
+      await expect(contender('op').reset({ token: lease?.record.token ?? 0 })).rejects.toThrow(
         /above the current token/,
       )
     })

@@ -37,7 +37,7 @@ describe('forceRelease', () => {
     await stuck?.saveCheckpoint({ cursor: 3 })
     const freed = await lock('ops').forceRelease()
     expect(freed).toMatchObject({ expires_at: 0 })
-    expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({
       token: freed?.token,
       run: 1, // the stuck run: a force-release counts none
@@ -64,7 +64,7 @@ describe('forceRelease', () => {
     const stuck = await leaseOf(lock('stuck').tryAcquire())
     store.script('read', 'transient').script('replace', 'transient')
     const freed = await lock('ops').forceRelease()
-    expect(freed?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
   })
 })
@@ -105,9 +105,9 @@ describe('reset', () => {
   it('refuses to replace a held record', async () => {
     const { lock, record } = setup()
     const lease = await leaseOf(lock('a').tryAcquire())
-    const above = (lease?.token ?? 0) + 1
+    const above = (lease?.record.token ?? 0) + 1
     await expect(lock('ops').reset({ token: above })).rejects.toMatchObject({ reason: 'not-released' })
-    expect(record()).toMatchObject({ token: lease?.token, owner: 'a' })
+    expect(record()).toMatchObject({ token: lease?.record.token, owner: 'a' })
   })
 
   it("refuses a token more than 10 s ahead of the store's clock, writing nothing, and takes one 9 s ahead", async () => {

@@ -52,7 +52,7 @@ describe('reset (operator)', () => {
       const error = await refusal(store, operator.reset({ token: 10 }))
       expect(error.reason).toBe('not-released')
       await operator.reset({ token: 10, force: true })
-      expect((await leaseOf(contender('a').tryAcquire()))?.token).toBeGreaterThan(10)
+      expect((await leaseOf(contender('a').tryAcquire()))?.record.token).toBeGreaterThan(10)
     })
 
     it('refuses to reset a body that shows no expiry at all (not JSON), and resets it when forced', async () => {
@@ -65,7 +65,7 @@ describe('reset (operator)', () => {
     it('refuses to reset a valid held record, and when forced fences its holder off', async () => {
       const { store, operator, contender } = setup()
       const lease = await leaseOf(contender('a').tryAcquire())
-      const above = (lease?.token ?? 0) + 1
+      const above = (lease?.record.token ?? 0) + 1
       expect((await refusal(store, operator.reset({ token: above }))).reason).toBe('not-released')
       await operator.reset({ token: above, force: true })
       await expect(lease?.renew()).rejects.toBeInstanceOf(LockLostError)
@@ -116,7 +116,7 @@ describe('reset (operator)', () => {
       await (await leaseOf(contender('a').tryAcquire()))?.release()
       const last = await leaseOf(contender('a').tryAcquire())
       await last?.release()
-      const token = last?.token ?? 0
+      const token = last?.record.token ?? 0
       expect((await refusal(store, operator.reset({ token, force: true }))).reason).toBe('token-too-low')
       expect(await operator.reset({ token: token + 1 })).toMatchObject({ token: token + 1 })
     })

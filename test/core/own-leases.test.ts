@@ -36,7 +36,7 @@ describe('a lock’s memory of its own writes', () => {
     fresh()
     const next = await leaseOf(warm.tryAcquire({ owner: 'fn/request-2' }))
     expect(next).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
-    expect(next?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])
   })
 
@@ -50,7 +50,7 @@ describe('a lock’s memory of its own writes', () => {
     fresh()
     const next = await leaseOf(a.tryAcquire())
     expect(next).toMatchObject({ record: { run: 3 } })
-    expect(next?.token).toBeGreaterThan(b?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.token).toBeGreaterThan(b?.record.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['read', 'replace'])
   })
 
@@ -61,7 +61,9 @@ describe('a lock’s memory of its own writes', () => {
     store.memory.delete(KEY)
     await expect(lease?.renew()).rejects.toMatchObject({ reason: 'deleted' })
     fresh()
-    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.record.token).toBeGreaterThan(
+      lease?.record.token ?? Number.POSITIVE_INFINITY,
+    )
     expect(store.calls).toEqual(['read', 'create'])
   })
 
@@ -72,7 +74,9 @@ describe('a lock’s memory of its own writes', () => {
     await first?.release()
     store.memory.delete(KEY)
     fresh()
-    expect((await leaseOf(a.tryAcquire()))?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect((await leaseOf(a.tryAcquire()))?.record.token).toBeGreaterThan(
+      first?.record.token ?? Number.POSITIVE_INFINITY,
+    )
     expect(store.calls).toEqual(['replace', 'read', 'create'])
   })
 })
@@ -86,7 +90,7 @@ describe('a lock’s own live leases', () => {
     expect(first?.isHeld).toBe(true)
     const second = await leaseOf(shared.tryAcquire({ owner: 'fn/request-2' }))
     expect(second).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
-    expect(second?.token).toBeGreaterThan(freed?.token ?? Number.POSITIVE_INFINITY)
+    expect(second?.record.token).toBeGreaterThan(freed?.token ?? Number.POSITIVE_INFINITY)
   })
 
   it('keep the record held for their own owner, until their end passes by the clock, though no timer fired', async () => {
@@ -99,7 +103,7 @@ describe('a lock’s own live leases', () => {
     expect(first?.isHeld).toBe(true) // its watchdog never ran
     fresh()
     const retry = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
-    expect(retry?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(retry?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace']) // its own record, from its cache
   })
 
@@ -115,7 +119,7 @@ describe('a lock’s own live leases', () => {
     fresh()
     const third = await leaseOf(warm.tryAcquire({ owner: 'fn/request-3' }))
     expect(third).toMatchObject({ record: { run: 3 } })
-    expect(third?.token).toBeGreaterThan(newer?.token ?? Number.POSITIVE_INFINITY)
+    expect(third?.record.token).toBeGreaterThan(newer?.record.token ?? Number.POSITIVE_INFINITY)
     expect(store.calls).toEqual(['replace'])
   })
 })

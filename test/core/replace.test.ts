@@ -21,7 +21,7 @@ describe('replacing a live holder (replaceIf)', () => {
   it('writes the tick an acquisition runs for into running, bound to its token, and a release clears it', async () => {
     const { lock, record } = setup()
     const lease = await leaseOf(lock('old').tryAcquire({ tick: OLD_TICK }))
-    expect(record().running).toEqual({ token: lease?.token, tick: OLD_TICK })
+    expect(record().running).toEqual({ token: lease?.record.token, tick: OLD_TICK })
     await lease?.release()
     expect(record()).not.toHaveProperty('running')
     const untimed = await leaseOf(lock('other').tryAcquire())
@@ -35,16 +35,16 @@ describe('replacing a live holder (replaceIf)', () => {
     const attempt = await lock('new').tryAcquire({ tick: NEW_TICK, replaceIf: olderThan(NEW_TICK) })
     expect(attempt.status).toBe('acquired')
     if (attempt.status !== 'acquired' || !old) throw new Error('unreachable')
-    expect(attempt.lease.token).toBeGreaterThan(old.token)
-    expect(attempt.replaced).toMatchObject({ owner: 'old', token: old.token })
+    expect(attempt.lease.record.token).toBeGreaterThan(old.record.token)
+    expect(attempt.replaced).toMatchObject({ owner: 'old', token: old.record.token })
     expect(record()).toMatchObject({
       owner: 'new',
-      token: attempt.lease.token,
-      running: { token: attempt.lease.token, tick: NEW_TICK },
-      replaced: { token: old.token, owner: 'old', tick: OLD_TICK },
+      token: attempt.lease.record.token,
+      running: { token: attempt.lease.record.token, tick: NEW_TICK },
+      replaced: { token: old.record.token, owner: 'old', tick: OLD_TICK },
     })
     expect(record().history?.at(-1)).toMatchObject({
-      token: old.token,
+      token: old.record.token,
       owner: 'old',
       tick: OLD_TICK,
       outcome: 'replaced',
@@ -59,7 +59,7 @@ describe('replacing a live holder (replaceIf)', () => {
     expect(old.signal.aborted).toBe(false) // nothing tells it before it writes
     const renewal = await old.renew().catch((error: unknown) => error)
     expect(renewal).toBeInstanceOf(LockLostError)
-    expect(renewal).toMatchObject({ reason: 'replaced', token: old.token })
+    expect(renewal).toMatchObject({ reason: 'replaced', token: old.record.token })
     expect(old.signal.reason).toBe(renewal)
     const before = JSON.stringify(record())
     await expect(old.release({ outcome: 'failed' })).rejects.toMatchObject({ reason: 'replaced' })
@@ -105,7 +105,7 @@ describe('replacing a live holder (replaceIf)', () => {
   it('does not replace an expired lease: it takes it over as abandoned', async () => {
     const { lock, record, time } = setup()
     await lock('old').tryAcquire({ tick: OLD_TICK })
-    time.advance(12_000) // past ttl + margin
+    time.advance(13_000) // past the token (a second ahead, the latest the store's clock might read) + ttl + margin
     const attempt = await lock('new').tryAcquire({ tick: NEW_TICK, replaceIf: () => true })
     expect(attempt.status).toBe('acquired')
     expect(attempt.status === 'acquired' && attempt.replaced).toBeFalsy()

@@ -38,10 +38,10 @@ describe('what a lost race costs', () => {
     const first = await leaseOf(warm.tryAcquire())
     await first?.release()
     const other = await leaseOf(lockFor('other').tryAcquire())
-    expect(other?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(other?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     const before = { ...inner.requests }
     const attempt = await warm.tryAcquire()
-    expect(attempt).toMatchObject({ status: 'held', holder: { owner: 'other', token: other?.token } })
+    expect(attempt).toMatchObject({ status: 'held', holder: { owner: 'other', token: other?.record.token } })
     expect(inner.requests.replace - before.replace).toBe(1)
     expect(inner.requests.read - before.read).toBe(1)
   })

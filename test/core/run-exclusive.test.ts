@@ -17,12 +17,17 @@ function setup() {
 }
 
 describe('lock.runExclusive', () => {
-  it('runs the routine under a lease, releases it, and answers the value with the token', async () => {
+  it("runs the routine under a lease, releases it, and answers the routine's value", async () => {
     const { clock, lock, record } = setup()
     const start = clock.now()
-    const result = await clock.run(lock().runExclusive(async (lease) => `ran with ${lease.token}`))
-    const token = result.status === 'ran' ? result.token : Number.NaN
-    expect(result).toEqual({ status: 'ran', value: `ran with ${token}`, token })
+    let token = Number.NaN
+    const result = await clock.run(
+      lock().runExclusive(async (lease) => {
+        token = await lease.fencingToken()
+        return `ran with ${token}`
+      }),
+    )
+    expect(result).toEqual({ status: 'ran', value: `ran with ${token}` })
     expect(token).toBeGreaterThanOrEqual(start) // a first token: the store's time at the acquisition
     expect(record()).toMatchObject({ token, run: 1, expires_at: 0 })
   })
@@ -125,7 +130,7 @@ describe('lock.runExclusive', () => {
     const { clock, store, lock, record } = setup()
     let thief = 0
     const run = lock().runExclusive(async (lease) => {
-      thief = lease.token + 1
+      thief = lease.record.token + 1
       store.memory.putRaw(KEY, JSON.stringify({ ...record(), token: thief, owner: 'thief' }))
       await new Promise((resolve) => lease.signal.addEventListener('abort', resolve))
       return 'finished'
@@ -166,7 +171,7 @@ describe('lock.runExclusive', () => {
   })
 
   it('hands renewal failures that outlasted the retries to onHeartbeatError, and keeps the lease', async () => {
-    const { clock, store, lock, record } = setup()
+    const { clock, store, lock } = setup()
     store.script('replace', 'fatal')
     const failures: unknown[] = []
     const result = await clock.run(
@@ -175,6 +180,6 @@ describe('lock.runExclusive', () => {
       }),
     )
     expect(failures).toEqual([expect.objectContaining({ name: 'LockStoreError' })])
-    expect(result).toEqual({ status: 'ran', value: false, token: record().token })
+    expect(result).toEqual({ status: 'ran', value: false })
   })
 })

@@ -112,7 +112,7 @@ describe('transient store failures', () => {
     time.advance((lease?.remainingMs ?? 0) - 100)
     store.script('replace', 'transient', 'transient', 'transient', 'transient')
     await lease?.release().catch(() => undefined) // its end passed while it retried
-    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.record.token, expires_at: 0 })
   })
 
   it('are retried when freeing the record of a lease that ran out unrenewed', async () => {
@@ -123,10 +123,10 @@ describe('transient store failures', () => {
     expect(lease?.isLost).toBe(true)
     store.script('replace', 'transient')
     await expect(lease?.release()).rejects.toMatchObject({ reason: 'expired' })
-    expect(record()).toMatchObject({ token: lease?.token, expires_at: 0 })
+    expect(record()).toMatchObject({ token: lease?.record.token, expires_at: 0 })
     store.calls.length = 0
     const next = await leaseOf(a.tryAcquire())
-    expect(next?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next?.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
     expect(next?.record.run).toBe(2)
     expect(store.calls).toEqual(['replace']) // what it freed is its cache: no read needed
   })
@@ -135,7 +135,7 @@ describe('transient store failures', () => {
     const { store, lock } = setup()
     const lease = await leaseOf(lock('holder').tryAcquire())
     store.script('read', 'transient')
-    expect(await lock().inspect()).toMatchObject({ token: lease?.token, owner: 'holder' })
+    expect(await lock().inspect()).toMatchObject({ token: lease?.record.token, owner: 'holder' })
   })
 })
 

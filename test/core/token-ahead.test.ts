@@ -113,17 +113,18 @@ describe('reset back to the clock', () => {
     expect(reset).toEqual({ v: 1, token: reset.token, expires_at: 0, owner: 'reset by ops' })
     expect(record()).toEqual(reset)
     const lease = await leaseOf(lock('a').tryAcquire())
-    expect(lease?.token).toBeGreaterThan(reset.token)
-    expect(lease?.token).toBeLessThan(ahead)
+    expect(lease?.record.token).toBeGreaterThan(reset.token)
+    expect(lease?.record.token).toBeLessThan(ahead)
   })
 
   it('is above every token the lock handed out before the outside write', async () => {
     const { time, lock, put } = setup()
     const lease = await leaseOf(lock('a').tryAcquire())
+    const handedOut = await lease?.fencingToken()
     await lease?.release()
     put({ token: time.now + MINUTE })
     const reset = await lock('ops').reset({ backToClock: true })
-    expect(reset.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(reset.token).toBeGreaterThan(handedOut ?? Number.POSITIVE_INFINITY)
   })
 
   it('repairs a lock whose tokens are exhausted', async () => {
@@ -131,7 +132,7 @@ describe('reset back to the clock', () => {
     put({ token: Number.MAX_SAFE_INTEGER })
     expect(await rejection(leaseOf(lock('a').tryAcquire()))).toMatchObject({ reason: 'tokens-exhausted' })
     await lock('ops').reset({ backToClock: true })
-    expect((await leaseOf(lock('a').tryAcquire()))?.token).toBeLessThan(Number.MAX_SAFE_INTEGER)
+    expect((await leaseOf(lock('a').tryAcquire()))?.record.token).toBeLessThan(Number.MAX_SAFE_INTEGER)
   })
 
   it('lets the lock that did it acquire at once, though it read the token ahead before', async () => {
@@ -140,7 +141,7 @@ describe('reset back to the clock', () => {
     const ops = lock('ops')
     expect(await rejection(leaseOf(ops.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
     const reset = await ops.reset({ backToClock: true })
-    expect((await leaseOf(ops.tryAcquire()))?.token).toBeGreaterThan(reset.token)
+    expect((await leaseOf(ops.tryAcquire()))?.record.token).toBeGreaterThan(reset.token)
   })
 
   it('leaves another lock that read the token ahead refusing: it cannot tell the reset from a deletion', async () => {

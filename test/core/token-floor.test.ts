@@ -23,9 +23,10 @@ describe('the token floor: a lock never hands out a token at or below one handed
     put({ token: 7 })
     const before = time.now
     const lease = await leaseOf(lock('a').tryAcquire())
-    expect(lease?.token).toBeGreaterThan(before)
+    const token = await lease?.fencingToken()
+    expect(token).toBeGreaterThan(before)
     // Handed out only once the store's clock has surely passed it.
-    expect(time.now).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(time.now).toBeGreaterThan(token ?? Number.POSITIVE_INFINITY)
   })
 
   it('refuses to follow a token more than 10 s ahead of the store clock, writing nothing, and names the repair', async () => {
@@ -53,7 +54,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const handedOut: number[] = []
     const take = async (owner: string) => {
       const lease = await leaseOf(lock(owner).tryAcquire())
-      if (lease) handedOut.push(lease.token)
+      if (lease) handedOut.push(await lease.fencingToken())
       return lease
     }
     put({ token: time.now + 60_000 })
@@ -61,7 +62,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const zombie = await take('zombie').catch((e: unknown) => e)
     store.delete(KEY)
     const next = await take('next')
-    expect(handedOut.at(-1)).toBe(next?.token)
+    expect(handedOut.at(-1)).toBe(next?.record.token)
     expect(handedOut).toEqual([...handedOut].sort((a, b) => a - b))
     expect(new Set(handedOut).size).toBe(handedOut.length)
     expect(zombie).toMatchObject({ reason: 'record-ahead-of-clock' })
@@ -72,24 +73,45 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const ahead = time.now + 8_000 // an operator's reset to their own clock's time
     put({ token: ahead })
     const lease = await leaseOf(lock('a').tryAcquire())
-    expect(lease?.token).toBe(ahead + 1)
+    expect(await lease?.fencingToken()).toBe(ahead + 1)
     expect(time.now).toBeGreaterThan(ahead + 1)
   })
 
   it('hands out a higher token after an outside write of a lower one over a live lease', async () => {
     const { lock, put } = setup()
     const zombie = await leaseOf(lock('zombie').tryAcquire())
+    const zombieToken = await zombie?.fencingToken()
     put({ token: 1, expires_at: 0 })
     const next = await leaseOf(lock('next').tryAcquire())
-    expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+    expect(await next?.fencingToken()).toBeGreaterThan(zombieToken ?? Number.POSITIVE_INFINITY)
   })
 
   it('hands out a higher token after the object is deleted, in a process that never saw the lock', async () => {
     const { store, lock } = setup()
     const zombie = await leaseOf(lock('zombie').tryAcquire())
+    const zombieToken = await zombie?.fencingToken()
     store.delete(KEY)
     const next = await leaseOf(lock('next').tryAcquire())
-    expect(next?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+    expect(await next?.fencingToken()).toBeGreaterThan(zombieToken ?? Number.POSITIVE_INFINITY)
+  })
+
+  it('may write a token no higher than one written before when the object is deleted before the store clock passed that one (W2); a token handed out after is above both', async () => {
+    const { time, store, lock } = setup()
+    const first = await leaseOf(lock('first').tryAcquire())
+    const written = first?.record.token ?? Number.NaN
+    // Deleted from outside while the store's clock is still short of the written token.
+    expect(time.now).toBeLessThanOrEqual(written)
+    store.delete(KEY)
+    const next = await leaseOf(lock('next').tryAcquire())
+    expect(next?.record.token).toBeLessThanOrEqual(written)
+    // Only one of them is handed out before the store's clock passes the other's: whichever is
+    // read first is below every token a later acquisition takes.
+    const nextToken = await next?.fencingToken()
+    expect(time.now).toBeGreaterThan(nextToken ?? Number.POSITIVE_INFINITY)
+    const later = lock('later')
+    await next?.release()
+    const third = await leaseOf(later.tryAcquire())
+    expect(await third?.fencingToken()).toBeGreaterThan(Math.max(nextToken ?? 0, written))
   })
 
   it('recreates a deleted object above the highest token it read, though it never wrote that one', async () => {
@@ -99,7 +121,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const a = lock('a')
     expect(await a.tryAcquire()).toMatchObject({ status: 'held', holder: { token: ahead } })
     store.delete(KEY) // an outside delete or a restore from an old backup
-    expect((await leaseOf(a.tryAcquire()))?.token).toBe(ahead + 1)
+    expect((await leaseOf(a.tryAcquire()))?.record.token).toBe(ahead + 1)
     expect(token()).toBe(ahead + 1)
   })
 
@@ -119,9 +141,9 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const stuck = await leaseOf(lock('stuck').tryAcquire())
     const operator = lock('operator')
     const released = await operator.forceRelease()
-    expect(released?.token).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(released?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     store.delete(KEY)
-    expect((await leaseOf(operator.tryAcquire()))?.token).toBeGreaterThan(
+    expect((await leaseOf(operator.tryAcquire()))?.record.token).toBeGreaterThan(
       released?.token ?? Number.POSITIVE_INFINITY,
     )
   })
@@ -145,7 +167,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     store.delete(KEY)
     // Above the floor, and no further than the clock has gone meanwhile: the blind write over the
     // reset found the object gone after waiting for floor + 1, and its create took the clock's time.
-    const token = (await leaseOf(operator.tryAcquire()))?.token ?? 0
+    const token = (await leaseOf(operator.tryAcquire()))?.record.token ?? 0
     expect(token).toBeGreaterThan(floor)
     expect(token).toBeLessThan(floor + 1_000)
   })
@@ -167,7 +189,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     const lease = await leaseOf(operator.tryAcquire())
     await lease?.release()
     store.delete(KEY)
-    const seen = lease?.token ?? 0
+    const seen = lease?.record.token ?? 0
     const refused = await operator.reset({ token: seen }).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(LockConflictError)
     expect(refused).toMatchObject({ reason: 'token-too-low', key: KEY })
@@ -183,7 +205,7 @@ describe('the token floor: a lock never hands out a token at or below one handed
     })
   })
 
-  it('hands out a short lease with its whole ttl after the wait for its token, written once', async () => {
+  it("hands out a short lease at once with its whole ttl, written once; the token's wait comes out of it only for a holder that fences", async () => {
     const { time, store } = setup()
     const lock = new Lock({
       store,
@@ -194,8 +216,15 @@ describe('the token floor: a lock never hands out a token at or below one handed
       clock: time.localClock(),
     })
     const lease = await leaseOf(lock.tryAcquire())
-    expect(store.requests).toMatchObject({ create: 1, replace: 0 })
-    // ttl - margin - the width of the estimate its probes narrowed while it waited.
+    expect(store.requests).toMatchObject({ create: 1, replace: 0, probe: 0 })
+    // ttl - margin: the record's ttl counts from the token, the latest the store's clock may read.
     expect(lease?.remainingMs).toBeGreaterThan(2_000 - 500 - 50)
+    const before = lease?.remainingMs ?? 0
+    await lease?.fencingToken()
+    // Its one dated answer came as the store's second began: the wait is that second, and the
+    // probes sent during it found the turn within a few ms. The lease still has time.
+    expect(store.requests.probe).toBeGreaterThan(0)
+    expect(before - (lease?.remainingMs ?? 0)).toBeLessThan(1_000 + 50)
+    expect(lease?.remainingMs).toBeGreaterThan(2_000 - 500 - 1_000 - 50)
   })
 })

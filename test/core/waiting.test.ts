@@ -63,7 +63,7 @@ describe('waiting for a held lock', () => {
     expect(error).toMatchObject({
       key: KEY,
       waitedMs: 5_000,
-      holder: { owner: 'holder', token: held?.token },
+      holder: { owner: 'holder', token: held?.record.token },
     })
   })
 })

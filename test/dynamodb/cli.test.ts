@@ -62,9 +62,9 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
       owner: { S: 'force-released by alice' },
     })
     const forced = await tokenOf('locks/stuck')
-    expect(forced).toBeGreaterThan(stuck?.token ?? Number.POSITIVE_INFINITY)
+    expect(forced).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     await expect(stuck?.release()).rejects.toBeInstanceOf(LockLostError)
-    expect((await leaseOf(lock('locks/stuck').tryAcquire()))?.token).toBeGreaterThan(forced)
+    expect((await leaseOf(lock('locks/stuck').tryAcquire()))?.record.token).toBeGreaterThan(forced)
   })
 
   it('leaves a lock that is not held alone and says so, unless --force', async () => {
@@ -89,7 +89,7 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     // It shows no expiry, so only a forced reset replaces it.
     expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500')).code).toBe(ExitCode.Refused)
     expect((await cli('reset', '--key', 'locks/corrupt', '--token', '500', '--force')).code).toBe(ExitCode.Ok)
-    expect((await leaseOf(lock('locks/corrupt').tryAcquire()))?.token).toBeGreaterThan(500)
+    expect((await leaseOf(lock('locks/corrupt').tryAcquire()))?.record.token).toBeGreaterThan(500)
   })
 
   it('refuses to force-release an item whose token ran ahead of the clock, and resets it back to the clock', async () => {
@@ -107,7 +107,7 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     const reset = await cli('reset', '--key', 'locks/ahead', '--back-to-clock')
     expect(reset.code).toBe(ExitCode.Ok)
     expect(await tokenOf('locks/ahead')).toBeLessThan(ahead)
-    expect((await leaseOf(lock('locks/ahead').tryAcquire()))?.token).toBeLessThan(ahead)
+    expect((await leaseOf(lock('locks/ahead').tryAcquire()))?.record.token).toBeLessThan(ahead)
   })
 })
 

@@ -27,7 +27,7 @@ describe('on dynalite', () => {
   const storeOn = (client = engine.client) => new DynamoDBLockStore({ client, tableName: engine.tableName })
 
   function job(key: string, outcomes: OutcomeEvent[]) {
-    return withSingleton(async (_event, context) => context.singleton.token, {
+    return withSingleton(async (_event, context) => await context.singleton.fencingToken(), {
       store: storeOn(),
       key,
       logger: silent,

@@ -50,7 +50,7 @@ describe('Lock on DynamoDB Local', () => {
     const after = await now()
     const granted = leases.filter((lease) => lease !== null)
     expect(granted).toHaveLength(1)
-    expectTokenOfStoreTime(granted[0]?.token, before, after)
+    expectTokenOfStoreTime(granted[0]?.record.token, before, after)
     expect(granted[0]?.record.run).toBe(1)
   })
 
@@ -60,12 +60,12 @@ describe('Lock on DynamoDB Local', () => {
     await first?.release()
     const item = await getItem(client, tableName, { pk: { S: key } })
     expect(item).toMatchObject({
-      token: { N: String(first?.token) },
+      token: { N: String(first?.record.token) },
       run: { N: '1' },
       expires_at: { N: '0' },
     })
     const second = await leaseOf(lockOn(key).tryAcquire())
-    expect(second?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(second?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(second?.record.run).toBe(2)
     await second?.release()
   })

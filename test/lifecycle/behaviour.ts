@@ -58,7 +58,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         most = Math.max(most, ++running)
         await clock.sleep(5_000)
         running--
-        return { token: ctx.singleton.token }
+        return { token: await ctx.singleton.fencingToken() }
       })
       const start = clock.now()
       const results = await clock.run(Promise.all(Array.from({ length: 10 }, () => handler({}, context()))))
@@ -120,7 +120,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const { clock, wrap, context, record, kinds } = world(adapter)
       const tokens: number[] = []
       const handler = wrap(async (event, ctx) => {
-        tokens.push(ctx.singleton.token)
+        tokens.push(await ctx.singleton.fencingToken())
         if ((event as { fail?: boolean }).fail) throw new Error('job failed')
         return 'ok'
       })
@@ -291,7 +291,9 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       const { clock, wrap, context } = world(adapter)
       const margin = 2_000
       const hung = wrap(async () => new Promise<never>(() => {}), { clockSkewMarginMs: margin })
-      const next = wrap(async (_event, ctx) => ctx.singleton.token, { clockSkewMarginMs: margin })
+      const next = wrap(async (_event, ctx) => await ctx.singleton.fencingToken(), {
+        clockSkewMarginMs: margin,
+      })
       const deadline = clock.now() + 10_000
       void hung({}, context({ timeoutMs: 10_000, requestId: 'killed' })) // never ends: Lambda kills it
       await clock.advance(1)
@@ -597,7 +599,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
     it('types context.singleton for the handler', async () => {
       const { clock, wrap, context, record } = world(adapter)
       const handler = wrap(async (_event, ctx) => {
-        const token: number = ctx.singleton.token
+        const token: number = await ctx.singleton.fencingToken()
         const signal: AbortSignal = ctx.singleton.signal
         return { token, aborted: signal.aborted, key: ctx.singleton.key, tick: ctx.singleton.tick }
       })

@@ -21,8 +21,9 @@ function world(adapter: Adapter, options: SingletonOptions = {}) {
     async (event, ctx) => {
       runs++
       if ((event as { fail?: boolean }).fail) throw new Error(`run ${runs} failed`)
+      const token = await ctx.singleton.fencingToken()
       if ((event as { sleep?: number }).sleep) await clock.sleep((event as { sleep: number }).sleep)
-      return { ran: ctx.singleton.token }
+      return { ran: token }
     },
     {
       store: memory,

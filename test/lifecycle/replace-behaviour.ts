@@ -40,7 +40,11 @@ function world(adapter: Adapter, options: SingletonOptions = {}, first: Singleto
   const container = (own: SingletonOptions = {}) =>
     adapter(
       async (event, ctx) => {
-        const run: Run = { token: ctx.singleton.token, tick: ctx.singleton.tick, startedAt: clock.now() }
+        const run: Run = {
+          token: await ctx.singleton.fencingToken(),
+          tick: ctx.singleton.tick,
+          startedAt: clock.now(),
+        }
         runs.push(run)
         ctx.singleton.signal.addEventListener('abort', () => {
           // Every run's signal aborts as it ends; only a lost lease aborts it with a LockLostError.
@@ -49,7 +53,7 @@ function world(adapter: Adapter, options: SingletonOptions = {}, first: Singleto
           run.abortReason = ctx.singleton.signal.reason
         })
         await clock.sleep((event as { work?: number }).work ?? 1_000, ctx.singleton.signal)
-        return { ran: ctx.singleton.token }
+        return { ran: await ctx.singleton.fencingToken() }
       },
       {
         store: memory,

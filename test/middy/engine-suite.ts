@@ -145,10 +145,10 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         const { handler } = wrapped(
           async (_event, context) => {
             running++
-            seen.push(context.singleton.token)
+            seen.push(await context.singleton.fencingToken())
             await others.passed()
             running--
-            return { done: true, token: context.singleton.token }
+            return { done: true, token: await context.singleton.fencingToken() }
           },
           { store },
         )
@@ -193,7 +193,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       const { handler } = wrapped(
         async (_event, context) => {
           await others.passed()
-          return { token: context.singleton.token }
+          return { token: await context.singleton.fencingToken() }
         },
         { store },
       )
@@ -221,7 +221,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       const key = `locks/${functionName}`
       const tokens: number[] = []
       const { handler } = wrapped(async (event, context) => {
-        tokens.push(context.singleton.token)
+        tokens.push(await context.singleton.fencingToken())
         if ((event as { fail?: boolean }).fail) throw new Error('job failed')
         return 'ok'
       })
@@ -276,7 +276,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         // Until two heartbeats have landed: the record's expiry moved twice, its token did not.
         await until(async () => {
           const current = await record(key)
-          expect(current.token).toBe(context.singleton.token)
+          expect(current.token).toBe(await context.singleton.fencingToken())
           const at = current.expires_at as number
           if (expiries.at(-1) !== at) expiries.push(at)
           return expiries.length >= 3

@@ -61,7 +61,7 @@ export function describeScheduleControlOnEngine(name: string, target: () => Engi
         },
         { onHeld: 'replace', ttlMs: 4_000 },
       )
-      const newer = container(async (_event, context) => context.singleton.token, {
+      const newer = container(async (_event, context) => await context.singleton.fencingToken(), {
         onHeld: 'replace',
         ttlMs: 4_000,
       })

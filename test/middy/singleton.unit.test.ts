@@ -87,9 +87,9 @@ describe('singleton() options', () => {
       .use(singleton({ store: new MemoryLockStore() }))
       .handler(async (_event, context) => {
         expectTypeOf(context.singleton).toEqualTypeOf<SingletonHandle>()
-        expectTypeOf(context.singleton.token).toBeNumber()
+        expectTypeOf(context.singleton.fencingToken).returns.resolves.toBeNumber()
         expectTypeOf(context.singleton.signal).toEqualTypeOf<AbortSignal>()
-        return context.singleton.token
+        return context.singleton.fencingToken()
       })
     expectTypeOf(handler).toBeFunction()
     expectTypeOf<SingletonContext['singleton']['checkpoint']>().parameter(0).not.toBeAny()

@@ -82,7 +82,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
           await sleep(50 + Math.random() * 150)
           continue
         }
-        tokens.push(lease.token)
+        tokens.push(lease.record.token)
         // The holder works only while its lease is valid by its own account, as a real job must.
         if (lease.remainingMs > 300) {
           entries++
@@ -92,7 +92,7 @@ describe('chaos: contenders, crashes and injected faults on a real S3 engine', (
           const valid = [...inside].filter((other) => other.remainingMs > 0)
           if (valid.length > 0)
             overlaps.push(
-              `worker ${id} entered with token ${lease.token} while tokens ${valid.map((l) => l.token)} held`,
+              `worker ${id} entered with token ${lease.record.token} while tokens ${valid.map((l) => l.record.token)} held`,
             )
           inside.add(lease)
           await sleep(Math.min(lease.remainingMs - 250, Math.random() * 400))

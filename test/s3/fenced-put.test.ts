@@ -38,18 +38,18 @@ describe('fencedPut on a real S3 engine', () => {
       await new Promise((resolve) => setTimeout(resolve, 200))
       successor = await leaseOf(successorLock.tryAcquire())
     }
-    expect(successor.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+    expect(successor.record.token).toBeGreaterThan(zombie?.record.token ?? Number.POSITIVE_INFINITY)
 
-    await fencedPut({ s3, bucket, key: 'out/report.json', body: 'new', token: successor?.token ?? -1 })
+    await fencedPut({ s3, bucket, key: 'out/report.json', body: 'new', token: successor?.record.token ?? -1 })
     const error = await fencedPut({
       s3,
       bucket,
       key: 'out/report.json',
       body: 'stale',
-      token: zombie?.token ?? -1,
+      token: zombie?.record.token ?? -1,
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(FencedWriteRejectedError)
-    expect(error).toMatchObject({ token: zombie?.token, currentToken: successor?.token })
+    expect(error).toMatchObject({ token: zombie?.record.token, currentToken: successor?.record.token })
     expect((await getRaw(s3, bucket, 'out/report.json')).body).toBe('new')
   })
 
@@ -176,15 +176,21 @@ describe('fencedPut after an outside write turned the lock back', () => {
     // Someone restores an old record (or writes one by hand) while the zombie still holds.
     await putRaw(s3, bucket, lockKey, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'restored' }))
     const successor = await leaseOf(new S3Lock({ s3, bucket, key: lockKey }).tryAcquire())
-    expect(successor?.token).toBeGreaterThan(zombie?.token ?? Number.POSITIVE_INFINITY)
+    expect(successor?.record.token).toBeGreaterThan(zombie?.record.token ?? Number.POSITIVE_INFINITY)
 
-    await fencedPut({ s3, bucket, key: 'out/turned-back.json', body: 'new', token: successor?.token ?? -1 })
+    await fencedPut({
+      s3,
+      bucket,
+      key: 'out/turned-back.json',
+      body: 'new',
+      token: successor?.record.token ?? -1,
+    })
     const error = await fencedPut({
       s3,
       bucket,
       key: 'out/turned-back.json',
       body: 'stale',
-      token: zombie?.token ?? -1,
+      token: zombie?.record.token ?? -1,
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(FencedWriteRejectedError)
     expect((await getRaw(s3, bucket, 'out/turned-back.json')).body).toBe('new')
@@ -201,9 +207,11 @@ describe('fencedPut after an outside write turned the lock back', () => {
     )
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: lockKey }))
     const successor = await leaseOf(new S3Lock({ s3, bucket, key: lockKey }).tryAcquire())
-    await fencedPut({ s3, bucket, key: out, body: 'new', token: successor?.token ?? -1 })
+    await fencedPut({ s3, bucket, key: out, body: 'new', token: successor?.record.token ?? -1 })
     if (zombie instanceof Lease) {
-      await fencedPut({ s3, bucket, key: out, body: 'stale', token: zombie.token }).catch(() => undefined)
+      await fencedPut({ s3, bucket, key: out, body: 'stale', token: zombie.record.token }).catch(
+        () => undefined,
+      )
     }
     expect((await getRaw(s3, bucket, out)).body).toBe('new')
     expect(zombie).toMatchObject({ name: 'LockConflictError', reason: 'record-ahead-of-clock' })

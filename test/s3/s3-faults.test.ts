@@ -52,9 +52,9 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     expect(await getRecord(direct, bucket, key)).toMatchObject({
-      token: lease?.token,
+      token: lease?.record.token,
       run: 1,
       owner: 'faulty',
     })
@@ -65,11 +65,11 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'delay', ms: 2_000 })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     // The slow first PUT reaches S3 after the retry won; its If-None-Match makes it harmless.
     await new Promise((resolve) => setTimeout(resolve, 2_500))
     expect(await getRecord(direct, bucket, key)).toMatchObject({
-      token: lease?.token,
+      token: lease?.record.token,
       run: 1,
       owner: 'faulty',
     })
@@ -80,7 +80,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'reset' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
@@ -91,7 +91,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('GET', { kind: 'cut-body' })
     const seenBefore = proxy.seen.length
     const lease = await leaseOf(lockOn(key, 'second').tryAcquire())
-    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
     expect(proxy.seen.slice(seenBefore)).toEqual(['GET', 'GET', 'PUT'])
   })
@@ -102,7 +102,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     await first?.release()
     proxy.inject('GET', { kind: 'stall-body' })
     const lease = await leaseOf(lockOn(key, 'second').tryAcquire())
-    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(lease?.record.run).toBe(2)
   })
 
@@ -112,13 +112,13 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const lock = lockOn(key)
     const before = await now()
     const lease = await leaseOf(lock.tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.renew()
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.release()
     expect(await getRecord(direct, bucket, key)).toMatchObject({
-      token: lease?.token,
+      token: lease?.record.token,
       run: 1,
       expires_at: 0,
       owner: 'faulty',
@@ -132,10 +132,14 @@ describe('S3Lock through a fault-injecting proxy', () => {
     await first?.release()
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     const lease = await leaseOf(lock.tryAcquire())
-    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY)
+    expect(lease?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     await lease?.release()
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, run: 2, expires_at: 0 })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: lease?.record.token,
+      run: 2,
+      expires_at: 0,
+    })
   })
 
   it("pauses through a 409 ConditionalRequestConflict, and the holder keeps its lease; a holder's renewal answered 409 after a pause carries it over", async () => {
@@ -145,14 +149,17 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     const result = await lockOn(key, 'ops').pause({ note: 'n' })
     expect(result).toMatchObject({ wasHeld: true, endedLease: false })
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: holder.token, paused: { by: 'ops' } })
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: holder.record.token,
+      paused: { by: 'ops' },
+    })
     // The holder's renewal, sent while the pause was in flight, is answered 409.
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
     await holder.renew()
     expect(holder.signal.aborted).toBe(false)
     await holder.release()
     expect(await getRecord(direct, bucket, key)).toMatchObject({
-      token: holder.token,
+      token: holder.record.token,
       expires_at: 0,
       paused: { note: 'n' },
     })
@@ -166,8 +173,11 @@ describe('S3Lock through a fault-injecting proxy', () => {
     await direct.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     proxy.inject('PUT', { kind: 'status', status: 404, code: 'NoSuchKey' })
     const lease = await leaseOf(lock.tryAcquire())
-    expect(lease?.token).toBeGreaterThan(first?.token ?? Number.POSITIVE_INFINITY) // above the highest this process saw
-    expect(await getRecord(direct, bucket, key)).toMatchObject({ token: lease?.token, owner: 'faulty' })
+    expect(lease?.record.token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY) // above the highest this process saw
+    expect(await getRecord(direct, bucket, key)).toMatchObject({
+      token: lease?.record.token,
+      owner: 'faulty',
+    })
   })
 
   it('recognises PreconditionFailed by its code even under another status', async () => {
@@ -192,7 +202,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
@@ -248,7 +258,7 @@ describe('S3Lock through a proxy that strips the Date header', () => {
     stripDates()
     const before = await now()
     const lease = await leaseOf(new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire())
-    expectTokenOfStoreTime(lease?.token, before, await now())
+    expectTokenOfStoreTime(lease?.record.token, before, await now())
     await lease?.release()
     shared.destroy()
   })

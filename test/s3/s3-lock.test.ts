@@ -38,7 +38,7 @@ describe('S3Lock on a real S3 engine', () => {
       const after = await now()
       const won = leases.flatMap((lease, i) => (lease ? [i] : []))
       expect(won).toHaveLength(1)
-      const token = leases[won[0] ?? -1]?.token
+      const token = leases[won[0] ?? -1]?.record.token
       expectTokenOfStoreTime(token, before, after)
       const record = await getRecord(s3, bucket, key)
       expect(record).toMatchObject({ token, run: 1, owner: `contender-${round}-${won[0]}` })
@@ -53,8 +53,8 @@ describe('S3Lock on a real S3 engine', () => {
     let last = 0
     for (let i = 1; i <= 100; i++) {
       const lease = await leaseOf(locks[i % 2]?.tryAcquire())
-      expect(lease?.token).toBeGreaterThan(last)
-      last = lease?.token ?? Number.POSITIVE_INFINITY
+      expect(lease?.record.token).toBeGreaterThan(last)
+      last = lease?.record.token ?? Number.POSITIVE_INFINITY
       await lease?.release()
       expect(await getRecord(s3, bucket, key)).toMatchObject({ token: last, run: i, expires_at: 0 })
     }
@@ -74,7 +74,7 @@ describe('S3Lock on a real S3 engine', () => {
     expect(Object.fromEntries(requests.byOperation)).toEqual({ PutObject: 1 })
     requests.reset()
     const warm = await leaseOf(lock.tryAcquire())
-    expect(warm?.token).toBeGreaterThan(cold?.token ?? Number.POSITIVE_INFINITY)
+    expect(warm?.record.token).toBeGreaterThan(cold?.record.token ?? Number.POSITIVE_INFINITY)
     expect(warm?.record.run).toBe(2)
     expect(requests.protocol()).toEqual({ PutObject: 1 })
     await warm?.release()
@@ -100,7 +100,7 @@ describe('S3Lock on a real S3 engine', () => {
       await sleep(200)
       next = await leaseOf(thief.tryAcquire())
     }
-    expect(next.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(next.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
     expect(next.record.run).toBe(2)
     const taken = await getRaw(s3, bucket, key)
 
@@ -125,7 +125,7 @@ describe('S3Lock on a real S3 engine', () => {
     const key = freshKey('same-owner')
     const crashed = await leaseOf(lockOn(key, { owner: 'fn/req-1' }).tryAcquire()) // then "crashes"
     const retry = await leaseOf(lockOn(key, { owner: 'fn/req-1' }).tryAcquire())
-    expect(retry?.token).toBeGreaterThan(crashed?.token ?? Number.POSITIVE_INFINITY)
+    expect(retry?.record.token).toBeGreaterThan(crashed?.record.token ?? Number.POSITIVE_INFINITY)
     expect(retry?.record.run).toBe(2)
   })
 
@@ -136,7 +136,7 @@ describe('S3Lock on a real S3 engine', () => {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
     await expect(lease?.renew()).rejects.toMatchObject({ reason: LostReason.Deleted })
     const again = await leaseOf(lock.tryAcquire())
-    expect(again?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+    expect(again?.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
   })
 
   describe('corrupted lock objects', () => {
@@ -171,7 +171,7 @@ describe('S3Lock on a real S3 engine', () => {
       while ((requests.protocol().GetObject ?? 0) < 2) await sleep(20)
       await lease?.release()
       const waited = await waiting
-      expect(waited.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY)
+      expect(waited.record.token).toBeGreaterThan(lease?.record.token ?? Number.POSITIVE_INFINITY)
       expect(waited.record.run).toBe(2)
       counting.destroy()
     })
@@ -196,7 +196,7 @@ describe('S3Lock on a real S3 engine', () => {
     const lease = await leaseOf(lock.tryAcquire())
     const before = await getRaw(s3, bucket, key)
     const info = await lockOn(key).inspect()
-    expect(info).toMatchObject({ token: lease?.token, owner: lock.owner, held: true })
+    expect(info).toMatchObject({ token: lease?.record.token, owner: lock.owner, held: true })
     expect(`"${info?.etag}"`).toBe(before.etag)
     expect(await getRaw(s3, bucket, key)).toEqual(before)
   })

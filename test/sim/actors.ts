@@ -8,8 +8,8 @@ import { LockHeldError } from '../../lib/lifecycle/errors.js'
 import type { SingletonLogger } from '../../lib/lifecycle/logger.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
 import { FencedWriteRejectedError } from '../../lib/s3/fenced-put.js'
-import { writeOutput } from './fenced-output.js'
-import type { Oracle } from './oracle.js'
+import { reportingTokens, TokenUse, tokenUse, writeOutput } from './fenced-output.js'
+import { holdingOf, type Oracle } from './oracle.js'
 import type { SimS3 } from './sim-s3.js'
 import type { SimStore } from './sim-store.js'
 import type { SimProcess, World } from './world.js'
@@ -102,17 +102,19 @@ export function coreContender(
         const acquisition = await lock.tryAcquire({ waitMs: stage.world.random.int(0, 3_000) })
         if (acquisition.status !== AcquireStatus.Acquired) continue
         lease = acquisition.lease
-        stage.oracle.handOut(lease, process, who)
-        stage.trace(`${who} acquired token ${lease.token}`)
+        stage.oracle.handOut(holdingOf(lease), process, who)
+        stage.trace(`${who} acquired, writing token ${lease.record.token}`)
+        const use = tokenUse(stage)
+        if (use === TokenUse.AtOnce) await reportingTokens(stage, process, lease, who).fencingToken()
         const stop = options.heartbeat
           ? keepAlive(lease, { everyMs: Math.floor(options.ttlMs / 3), clock: process.clock })
           : () => {}
         await work(stage, process, lease.signal, options.heartbeat ? options.ttlMs : options.ttlMs / 4)
         stop()
-        if (stage.world.random.chance(0.5)) await writeOutput(stage, process, lease.token, lease.signal)
+        if (use !== TokenUse.Never) await writeOutput(stage, process, lease, who, lease.signal)
         if (stage.world.random.chance(0.3)) await lease.saveCheckpoint({ step: call })
         await lease.release()
-        stage.trace(`${who} released token ${lease.token}`)
+        stage.trace(`${who} released token ${lease.record.token}`)
       } catch (error) {
         unexpected(stage, who, error)
       }
@@ -133,10 +135,13 @@ export async function exclusiveContender(
     try {
       await lock.runExclusive(
         async (lease) => {
-          stage.oracle.handOut(lease, process, process.name)
-          stage.trace(`${process.name} acquired token ${lease.token}`)
+          stage.oracle.handOut(holdingOf(lease), process, process.name)
+          stage.trace(`${process.name} acquired, writing token ${lease.record.token}`)
+          const use = tokenUse(stage)
+          if (use === TokenUse.AtOnce)
+            await reportingTokens(stage, process, lease, process.name).fencingToken()
           await work(stage, process, lease.signal, options.ttlMs)
-          if (stage.world.random.chance(0.5)) await writeOutput(stage, process, lease.token, lease.signal)
+          if (use !== TokenUse.Never) await writeOutput(stage, process, lease, process.name, lease.signal)
         },
         { waitMs: stage.world.random.int(0, 3_000) },
       )
@@ -238,11 +243,11 @@ export class LambdaFunction {
     if (!lease || !this.#process.alive) return
     const object = this.stage.store.peek(this.stage.key)
     const stored = object ? (JSON.parse(object.body) as { token?: number; expires_at?: number }) : undefined
-    const stillHeld = stored?.token === lease.token && stored.expires_at !== 0
+    const stillHeld = stored?.token === lease.record.token && stored.expires_at !== 0
     if (stillHeld && heard.length === 0) {
       this.stage.oracle.fail(
         'I5',
-        `${this.#process.name}/${requestId} ended with its lease (token ${lease.token}) still held at the store, and logged nothing`,
+        `${this.#process.name}/${requestId} ended with its lease (token ${lease.record.token}) still held at the store, and logged nothing`,
       )
     }
   }
@@ -251,7 +256,7 @@ export class LambdaFunction {
     const note = (fields: Record<string, unknown> | undefined, message: string) => {
       const token = typeof fields?.token === 'number' ? fields.token : undefined
       for (const [call, lease] of this.#leases) {
-        if (token === undefined || token === lease.token) {
+        if (token === undefined || token === lease.record.token) {
           this.#heard.set(call, [...(this.#heard.get(call) ?? []), message])
         }
       }
@@ -297,10 +302,13 @@ export class LambdaFunction {
       async (event, context) => {
         const handle = context.singleton
         this.#leases.set(event.call, handle.lease)
-        stage.oracle.handOut(handle.lease, process, `${process.name}/${context.awsRequestId}`)
-        stage.trace(`${process.name} runs ${handle.tick} with token ${handle.token}`)
+        const label = `${process.name}/${context.awsRequestId}`
+        stage.oracle.handOut(holdingOf(handle.lease), process, label)
+        stage.trace(`${process.name} runs ${handle.tick}, writing token ${handle.lease.record.token}`)
+        const use = tokenUse(stage)
+        if (use === TokenUse.AtOnce) await reportingTokens(stage, process, handle, label).fencingToken()
         await work(stage, process, handle.signal, this.options.ttlMs ?? this.options.timeoutMs / 4)
-        if (stage.world.random.chance(0.5)) await writeOutput(stage, process, handle.token, handle.signal)
+        if (use !== TokenUse.Never) await writeOutput(stage, process, handle, label, handle.signal)
         if (stage.world.random.chance(0.3)) await handle.saveCheckpoint({ at: handle.tick ?? null })
         this.#returned.set(event.call, stage.world.now)
         if (stage.world.random.chance(0.2)) throw new JobFailed()

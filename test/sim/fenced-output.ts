@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3'
+import type { FencingTokenSource } from '../../lib/core/lease.js'
 import { fencedPut } from '../../lib/s3/fenced-put.js'
 import type { Stage } from './actors.js'
 import type { SimProcess } from './world.js'
@@ -11,16 +12,34 @@ const SAME_BYTES = 'report: unchanged'
 
 const clients = new WeakMap<SimProcess, S3Client>()
 
+/** `lease`, telling the oracle of every token it hands out (I2). */
+export function reportingTokens(
+  stage: Stage,
+  process: SimProcess,
+  lease: FencingTokenSource,
+  label: string,
+): FencingTokenSource {
+  return {
+    fencingToken: async (options) => {
+      const token = await lease.fencingToken(options)
+      stage.oracle.tokenHandedOut(token, label, process.drift)
+      stage.trace(`${label} was handed token ${token}`)
+      return token
+    },
+  }
+}
+
 /**
- * A run writes its output with `fencedPut` and its token, as the docs show, with the lease's
- * signal or (a zombie that does not listen) without. A stale holder's write is refused with
- * `FencedWriteRejectedError`; one that returns tells the oracle, which then holds the object to
- * that token or higher (I3).
+ * A run writes its output with `fencedPut`, as the docs show: given the lease (`fencedPut` awaits
+ * its token) or a token it awaited itself, with the lease's signal or (a zombie that does not
+ * listen) without. A stale holder's write is refused with `FencedWriteRejectedError`; one that
+ * returns tells the oracle, which then holds the object to that token or higher (I3).
  */
 export async function writeOutput(
   stage: Stage,
   process: SimProcess,
-  token: number,
+  lease: FencingTokenSource,
+  label: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const { world, s3 } = stage
@@ -29,17 +48,38 @@ export async function writeOutput(
     s3Client = s3.client(process)
     clients.set(process, s3Client)
   }
-  const body = world.random.chance(0.7) ? SAME_BYTES : `report of token ${token}`
+  const body = world.random.chance(0.7) ? SAME_BYTES : `report of ${label}`
   const listens = signal !== undefined && world.random.chance(0.5)
-  await fencedPut({
+  let token = Number.NaN
+  const source = reportingTokens(stage, process, lease, label)
+  const tokens: FencingTokenSource = {
+    fencingToken: async (options) => {
+      token = await source.fencingToken(options)
+      return token
+    },
+  }
+  const common = {
     s3: s3Client,
     bucket: s3.bucket,
     key: OUTPUT_KEY,
     body,
-    token,
     clock: process.clock,
     ...(listens && { signal }),
-  })
+  }
+  if (world.random.chance(0.5)) await fencedPut({ ...common, lease: tokens })
+  else await fencedPut({ ...common, token: await tokens.fencingToken(listens ? { signal } : {}) })
   stage.oracle.fenced(OUTPUT_KEY, token, process.name)
   stage.trace(`${process.name} fencedPut token ${token} returned`)
+}
+
+/**
+ * How a run uses its token: most fence after some work, some at once (before the work), some
+ * never (a job that wants one run at a time and writes nothing fenced).
+ */
+export const TokenUse = { AtOnce: 'at-once', AfterWork: 'after-work', Never: 'never' } as const
+export type TokenUse = (typeof TokenUse)[keyof typeof TokenUse]
+
+export function tokenUse(stage: Stage): TokenUse {
+  const draw = stage.world.random.next()
+  return draw < 0.25 ? TokenUse.AtOnce : draw < 0.8 ? TokenUse.AfterWork : TokenUse.Never
 }

@@ -1,3 +1,5 @@
+import type { Lease } from '../../lib/core/lease.js'
+import { MAX_DRIFT } from '../../lib/core/server-clock.js'
 import { ORPHAN_KILL_MS, type SimGroup } from './sim-group.js'
 import type { SimS3 } from './sim-s3.js'
 import type { SimStore } from './sim-store.js'
@@ -21,11 +23,25 @@ const Excuse = {
 } as const
 type Excuse = (typeof Excuse)[keyof typeof Excuse]
 
-/** What the oracle needs of a lease: a `Lease` is one, and so is an exec job's running group. */
+/** What the oracle needs of a lease (its written token, whether it is live): an exec job's running group is one too. */
 interface Holding {
   readonly token: number
   readonly isHeld: boolean
   readonly remainingMs: number
+}
+
+/** A `Lease` as the oracle holds it: by the token it wrote, which its holder may not have read yet. */
+export function holdingOf(lease: Lease): Holding {
+  const token = lease.record.token
+  return {
+    token,
+    get isHeld() {
+      return lease.isHeld
+    },
+    get remainingMs() {
+      return lease.remainingMs
+    },
+  }
 }
 
 /** An exec run's command: its group runs as long as it runs, whatever its wrapper knows. */
@@ -55,7 +71,8 @@ export const REPLACED_STOP_BOUND_MS = 12_000
 export class Oracle {
   readonly violations: Violation[] = []
   readonly #handed: Handed[] = []
-  #highestHanded = 0
+  /** I2: the highest token handed out so far, and by whom. */
+  #highestToken: { readonly token: number; readonly label: string } = { token: 0, label: 'none' }
   #logSeen = 0
   readonly #reported = new Set<string>()
   /** Tokens each process wrote as an acquisition, so that supersession can be told apart. */
@@ -116,21 +133,49 @@ export class Oracle {
       },
     }
     this.handOut(holding, { name: wrapper.name, alive: true }, label, { group, killAfterMs })
+    // Its token is in the command's environment: handed out.
+    this.tokenHandedOut(token, label, wrapper.drift)
   }
 
-  /** A lease was handed out to `process` (I2: in token order, unless already over at the store). */
+  /**
+   * A holder was handed its fencing token (`fencingToken()` resolved, or exec put it in its
+   * command's environment). I2: the store's clock has passed it, and it is above every token
+   * handed out before, unless its lease is over at the store already (W1: a holder that has not
+   * heard) or an outside write came while the store's clock had not passed the higher token (W2).
+   * The store's clock is judged by the holder's estimate of it, which allows its clock to drift
+   * `MAX_DRIFT` from the store's: beyond that (the world draws up to 1000 ppm), only the order is held.
+   */
+  tokenHandedOut(token: number, label: string, drift: number): void {
+    this.#observeLog()
+    if (this.world.now <= token && Math.abs(drift) <= MAX_DRIFT) {
+      this.fail('I2', `${label} was handed token ${token} while the store's clock read ${this.world.now}`)
+    }
+    const higher = this.#highestToken
+    const again = token === higher.token && label === higher.label
+    const stored = this.#storedToken() === token
+    if (token <= higher.token && !again && stored && !this.#outsideWriteBefore(higher.token)) {
+      this.fail(
+        'I2',
+        `${label} was handed token ${token} after ${higher.label} was handed token ${higher.token}, and ${token} is the stored one`,
+      )
+    }
+    if (token > higher.token) this.#highestToken = { token, label }
+  }
+
+  /** Whether an outside writer deleted the object or wrote an old record back before the store's clock passed `token`. */
+  #outsideWriteBefore(token: number): boolean {
+    return this.store.log.some((write) => isOutside(write.kind) && write.at <= token)
+  }
+
+  /**
+   * A lease was handed out to `process` (I2: the moment its write's answer came, so never over
+   * at the store by then unless it was over before that answer came: W1, W2, W3).
+   */
   handOut(lease: Holding, process: Pick<SimProcess, 'name' | 'alive'>, label: string, job?: Job): void {
     this.#observeLog()
     const entry: Handed = { lease, process, label, handedAt: this.world.now, ...(job && { job }) }
     this.#handed.push(entry)
-    const current = this.#storedToken()
-    const stillCurrent = current === lease.token
-    if (lease.token <= this.#highestHanded && stillCurrent) {
-      this.fail(
-        'I2',
-        `${label} was handed token ${lease.token} after token ${this.#highestHanded}, and it is still the stored one`,
-      )
-    }
+    const stillCurrent = this.#storedToken() === lease.token
     // Over at the store before it was handed out, though its holder had heard its write landed:
     // it held the lease back (waiting for its token) while someone replaced or freed it.
     const ownAt = this.store.log.findIndex(
@@ -146,14 +191,14 @@ export class Oracle {
       this.#supersede(entry, last?.by, last?.kind, last?.body, last?.at)
     }
     const over = entry.superseded
-    if (over && own?.answeredAt !== undefined && over.at > own.answeredAt) {
+    // An exec job starts once its token is ready, after a read when it waited (W1 covers an end during that read).
+    if (over && !job && own?.answeredAt !== undefined && over.at > own.answeredAt) {
       this.fail(
         'I2',
         `${label} was handed token ${lease.token} ${this.world.now - over.at} ms after ${over.by} had ` +
           `ended it at the store, though its write's answer had come ${over.at - own.answeredAt} ms before that`,
       )
     }
-    this.#highestHanded = Math.max(this.#highestHanded, lease.token)
   }
 
   /** I1 after each event: at most one lease live for its holder, but for the admitted windows. */

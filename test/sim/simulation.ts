@@ -12,7 +12,7 @@ import {
   tamperer,
 } from './actors.js'
 import { type ExecHost, execHost } from './exec-actor.js'
-import { Oracle, type Violation } from './oracle.js'
+import { holdingOf, Oracle, type Violation } from './oracle.js'
 import { SimS3 } from './sim-s3.js'
 import { NO_FAULTS, SimStore, type StoreFaults } from './sim-store.js'
 import { Random, type SimProcess, World } from './world.js'
@@ -254,7 +254,7 @@ async function liveness(stage: Stage): Promise<void> {
     const acquisition = await lock.tryAcquire({ waitMs: 30_000 })
     outcome = acquisition.status
     if (acquisition.status === AcquireStatus.Acquired) {
-      oracle.handOut(acquisition.lease, process, 'newcomer')
+      oracle.handOut(holdingOf(acquisition.lease), process, 'newcomer')
       await acquisition.lease.release()
     }
   })().catch((error: unknown) => {

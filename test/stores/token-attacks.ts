@@ -42,8 +42,8 @@ export function describeTokenAttacks(
       // A script puts back a record it made up, as if token 1 had been the last and released.
       await target.putRaw(key, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'script' }))
       const next = await acquire(key, 'next')
-      expect(next.token).toBeGreaterThan(zombie.token)
-      expect(zombie.token).toBeGreaterThan(first.token)
+      expect(next.record.token).toBeGreaterThan(zombie.record.token)
+      expect(zombie.record.token).toBeGreaterThan(first.record.token)
     })
 
     it('replaces a live lease only with a higher token, and the replaced one can neither renew nor release', async () => {
@@ -55,18 +55,21 @@ export function describeTokenAttacks(
         replaceIf: (holder) => runningTick(holder) === '2026-11-25T03:00:00Z',
       })
       if (attempt.status !== 'acquired') throw new Error(`new: ${attempt.status}`)
-      expect(attempt.lease.token).toBeGreaterThan(old.token)
+      expect(attempt.lease.record.token).toBeGreaterThan(old.record.token)
       await expect(old.renew()).rejects.toMatchObject({ reason: 'replaced' })
       await expect(old.release()).rejects.toMatchObject({ reason: 'replaced' })
       const stored = await freshProcess(key, 'reader').inspect()
-      expect(stored?.record).toMatchObject({ token: attempt.lease.token, owner: 'new' })
+      expect(stored?.record).toMatchObject({ token: attempt.lease.record.token, owner: 'new' })
     })
 
     it('ignores a running tick left by a writer that does not know the field (its token is not the record’s)', async () => {
       const key = freshKey('stale-running')
       const live = await acquire(key, 'older-release')
       // A 1.0 writer kept the last holder's running as it was, under its own, newer token.
-      const record = { ...live.record, running: { token: live.token - 1, tick: '2026-11-25T02:00:00Z' } }
+      const record = {
+        ...live.record,
+        running: { token: live.record.token - 1, tick: '2026-11-25T02:00:00Z' },
+      }
       await target.putRaw(key, JSON.stringify(record))
       const asked: (string | undefined)[] = []
       const attempt = await freshProcess(key, 'new').tryAcquire({
@@ -88,7 +91,7 @@ export function describeTokenAttacks(
       const zombie = await acquire(key, 'zombie')
       await target.putRaw(key, JSON.stringify(old?.record))
       const next = await acquire(key, 'next')
-      expect(next.token).toBeGreaterThan(zombie.token)
+      expect(next.record.token).toBeGreaterThan(zombie.record.token)
     })
 
     it('hands out a higher token after the object is deleted under a live lease', async () => {
@@ -96,7 +99,7 @@ export function describeTokenAttacks(
       const zombie = await acquire(key, 'zombie')
       await target.deleteRaw(key)
       const next = await acquire(key, 'next')
-      expect(next.token).toBeGreaterThan(zombie.token)
+      expect(next.record.token).toBeGreaterThan(zombie.record.token)
     })
 
     it('keeps tokens rising over deletions between every run, each run in a new process', async () => {
@@ -104,7 +107,7 @@ export function describeTokenAttacks(
       const tokens: number[] = []
       for (let run = 0; run < 4; run++) {
         const lease = await acquire(key, `run-${run}`)
-        tokens.push(lease.token)
+        tokens.push(lease.record.token)
         await lease.release()
         await target.deleteRaw(key)
       }
@@ -116,14 +119,14 @@ export function describeTokenAttacks(
       const key = freshKey('ahead')
       const first = await acquire(key, 'first')
       await first.release()
-      const handedOut = [first.token]
-      const outside = { v: 1, token: first.token + 60_000, expires_at: 0, owner: 'script' }
+      const handedOut = [first.record.token]
+      const outside = { v: 1, token: first.record.token + 60_000, expires_at: 0, owner: 'script' }
       await target.putRaw(key, JSON.stringify(outside))
       // Before: the zombie was handed outside.token + 1 at once, and after the deletion the next
       // process a clock token a minute below it, so the zombie's fenced writes beat the next's.
       const zombie = await leaseOf(freshProcess(key, 'zombie').tryAcquire()).then(
         (lease) => {
-          if (lease) handedOut.push(lease.token)
+          if (lease) handedOut.push(lease.record.token)
           return lease
         },
         (error: unknown) => error,
@@ -131,7 +134,7 @@ export function describeTokenAttacks(
       const left = await target.store().read(key)
       await target.deleteRaw(key)
       const next = await acquire(key, 'next')
-      for (const token of handedOut) expect(next.token).toBeGreaterThan(token)
+      for (const token of handedOut) expect(next.record.token).toBeGreaterThan(token)
       expect(zombie).toBeInstanceOf(LockConflictError)
       expect(zombie).toMatchObject({ reason: 'record-ahead-of-clock', key })
       expect((zombie as Error).message).toMatch(/lambda-singleton reset .*--back-to-clock/)
@@ -143,19 +146,19 @@ export function describeTokenAttacks(
       const key = freshKey('back-to-clock')
       const first = await acquire(key, 'first')
       await first.release()
-      const ahead = first.token + 3_600_000
+      const ahead = first.record.token + 3_600_000
       await target.putRaw(key, JSON.stringify({ v: 1, token: ahead, expires_at: 0, owner: 'script' }))
       const operator = freshProcess(key, 'operator')
       expect(await operator.inspect()).toMatchObject({ token: ahead, blocked: 'record-ahead-of-clock' })
-      await expect(operator.reset({ token: first.token + 1 })).rejects.toMatchObject({
+      await expect(operator.reset({ token: first.record.token + 1 })).rejects.toMatchObject({
         reason: 'token-too-low',
       })
       const reset = await operator.reset({ backToClock: true })
-      expect(reset.token).toBeGreaterThan(first.token)
+      expect(reset.token).toBeGreaterThan(first.record.token)
       expect(reset.token).toBeLessThan(ahead)
       const next = await acquire(key, 'next')
-      expect(next.token).toBeGreaterThan(reset.token)
-      expect(next.token).toBeLessThan(ahead)
+      expect(next.record.token).toBeGreaterThan(reset.token)
+      expect(next.record.token).toBeLessThan(ahead)
     })
 
     it('counts runs in the record, one more per acquisition, while tokens rise by more', async () => {

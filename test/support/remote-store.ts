@@ -67,9 +67,15 @@ export interface Invocation {
   readonly addedMs: number
   readonly probes: number
   readonly token: number
-  /** The store's true time when the lease was handed out. */
+  /** The store's true time when the token was handed out (or the lease, for a job that reads no token). */
   readonly handedOutAt: number
 }
+
+/**
+ * When a job reads its token: before its work (it fences at once), after it (it fences its
+ * output), or never (it wants one run at a time and writes nothing fenced).
+ */
+export type TokenRead = 'at-once' | 'after-work' | 'never'
 
 /**
  * A warm container: every `periodMs` of the store's time, at `phaseMs` past its second (the
@@ -77,8 +83,9 @@ export interface Invocation {
  */
 export async function cron(
   store: RemoteStore,
-  options: { periodMs: number; phaseMs: number; workMs: number; invocations: number },
+  options: { periodMs: number; phaseMs: number; workMs: number; invocations: number; token?: TokenRead },
 ): Promise<Invocation[]> {
+  const read = options.token ?? 'at-once'
   const { local } = store
   const clock = local
   const runs: Invocation[] = []
@@ -92,13 +99,21 @@ export async function cron(
     const lock = new Lock({ store, key: KEY, owner: `invocation-${i}`, ttlMs: 60_000, clock })
     const lease = await local.run(leaseOf(lock.tryAcquire()))
     if (!lease) throw new Error(`invocation ${i} found the lock held`)
-    const handedOutAt = store.truth()
+    let handedOutAt = store.truth()
+    if (read === 'at-once') {
+      await local.run(lease.fencingToken())
+      handedOutAt = store.truth()
+    }
     await local.run(local.sleep(options.workMs))
+    if (read === 'after-work') {
+      await local.run(lease.fencingToken())
+      handedOutAt = store.truth()
+    }
     await local.run(lease.release())
     runs.push({
       addedMs: local.now() - startedAt - options.workMs,
       probes: store.inner.requests.probe - probes,
-      token: lease.token,
+      token: lease.record.token,
       handedOutAt,
     })
   }
