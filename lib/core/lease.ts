@@ -56,6 +56,7 @@ export interface FencingTokenOptions {
 
 /** What hands out a fencing token once it is safe to use: a `Lease`, or `context.singleton`. */
 export interface FencingTokenSource {
+  /** The fencing token, once the store's clock has passed it (see `Lease.fencingToken`). */
   fencingToken(options?: FencingTokenOptions): Promise<number>
 }
 

@@ -1,4 +1,6 @@
 // `lambda-singleton/s3`: the lock store on S3 conditional writes, and fenced writes to S3 objects.
+
+export type { FencingTokenOptions, FencingTokenSource } from '../core/lease.js'
 export { EtagQuoting } from './etag.js'
 export {
   FENCING_TOKEN_METADATA,
