@@ -281,7 +281,7 @@ export function jobRunsMarkdown(contenders: readonly Contender[], rows: readonly
   const requests = (s: JobStats) =>
     `${s.requests.toFixed(1)}${s.extra !== undefined ? ` (${s.extra.toFixed(1)} extra)` : ''}`
   const out = [
-    line(['a 50 ms job: time added per run, requests', ...contenders.map((c) => c.name)]),
+    line(['time added per run, requests', ...contenders.map((c) => c.name)]),
     line(['---', ...contenders.map(() => '---')]),
   ]
   for (const row of rows) {

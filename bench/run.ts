@@ -10,7 +10,12 @@
  *    next tick gets while a run holds the lock, takeover after a crash, cost per million runs;
  *    then a 50 ms job run after run: in a warm container at a fixed phase of the second (as a
  *    cron's invocations arrive), back to back, and in a new process per run (peers/job-runs.ts).
- *    BENCH_PHASE_ROUNDS, BENCH_BURST_ROUNDS and BENCH_PROCESSES size those rows.
+ *    BENCH_PHASE_ROUNDS, BENCH_BURST_ROUNDS and BENCH_PROCESSES size those rows;
+ * 3. the three handlers users write (peers/shape-runs.ts): one that never reads its fencing
+ *    token, one that reads it after a second of work, one that reads it at once, each cold (a
+ *    new process per run), warm back to back and, with `npm run bench -- --cron` (or
+ *    BENCH_CRON_RUNS=n), warm every 60 s at a fixed phase for 10 (n) minutes: a cron's cadence.
+ *    BENCH_SHAPE_PROCESSES and BENCH_SHAPE_ROUNDS size the first two.
  *
  * Request counts are exact and do not depend on the machine; times do.
  */
@@ -23,6 +28,7 @@ import { JOB_MS } from './peers/job.js'
 import { measureJobRuns } from './peers/job-runs.js'
 import { LOCK_CLIENT_PARTITION_KEY } from './peers/lock-client.js'
 import { POWERTOOLS_PARTITION_KEY } from './peers/powertools.js'
+import { measureShapes } from './peers/shape-runs.js'
 import { SINGLETON_PARTITION_KEY } from './peers/singleton.js'
 import { reportJobRuns, reportPeers, reportStores } from './report.js'
 import { measureStores } from './stores.js'
@@ -46,6 +52,10 @@ const PHASE_PERIOD_MS = 2_000
 /** Rounds of the 50 ms job invoked back to back, and new processes per peer. */
 const BURST_ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? 12)
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 8)
+const SHAPE_PROCESSES = Number(process.env.BENCH_SHAPE_PROCESSES ?? 6)
+const SHAPE_ROUNDS = Number(process.env.BENCH_SHAPE_ROUNDS ?? 10)
+/** Minutes of the every-60-s rows: 0 unless asked for, as they take that long. */
+const CRON_RUNS = Number(process.env.BENCH_CRON_RUNS ?? (process.argv.includes('--cron') ? 10 : 0))
 
 const s3 = await s3Engine(s3Endpoint)
 const dynamodb = dynamodbEngine(dynamodbEndpoint)
@@ -105,6 +115,19 @@ console.log(
   `\nA ${JOB_MS} ms job, run after run (${jobRowsSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)`,
 )
 reportJobRuns(contenders, jobRows)
+
+const shapesStartedAt = performance.now()
+const shapeRows = await measureShapes(peerIds, setup, {
+  processes: SHAPE_PROCESSES,
+  burstRounds: SHAPE_ROUNDS,
+  cronRuns: CRON_RUNS,
+})
+const shapeSeconds = ((performance.now() - shapesStartedAt) / 1_000).toFixed(0)
+console.log(
+  `\nThe handlers users write (${shapeSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)` +
+    (CRON_RUNS > 0 ? '' : '; the every-60-s rows: npm run bench -- --cron'),
+)
+reportJobRuns(contenders, shapeRows)
 console.log(`\n${(performance.now() / 1_000).toFixed(0)} s in all, the engines' start-up not counted`)
 
 closeContainers()

@@ -33,7 +33,15 @@ export interface Invocation {
   readonly work: () => Promise<unknown>
   /** The process dies once the job has started: nothing more is sent, not even a heartbeat. */
   readonly crashes?: boolean
+  /**
+   * When the handler reads its fencing token (lambda-singleton only; the peers have none):
+   * never, before the job (a handler that fences at once), or after it. @default 'never'
+   */
+  readonly token?: TokenRead
 }
+
+/** When a handler reads its fencing token. */
+export type TokenRead = 'never' | 'at-once' | 'after-work'
 
 /** Requests one container sent, by operation (`GetObject`, `PutItem`…), each SDK attempt counted. */
 export interface RequestCounter {

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import type { PeerId, PeerSetup } from './all.js'
 import { containerOf, nextTick } from './compare.js'
 import type { Container, Contender } from './contender.js'
-import { type JobRun, runJob } from './job.js'
+import { type JobRun, type JobShape, runJob } from './job.js'
 
 export interface JobRow {
   readonly label: string
@@ -53,6 +53,7 @@ export interface JobRunOptions {
 
 /** The first peer's phase (ms past the second) in the fixed-phase row; each next one is a step later. */
 export const FIRST_PHASE_MS = 120
+
 export const PHASE_STEP_MS = 150
 
 export async function measureJobRuns(
@@ -145,6 +146,8 @@ export interface NewProcessTask {
   readonly event: ReturnType<typeof nextTick>
   /** The first lock call starts at this many ms past the second. */
   readonly phaseMs: number
+  /** The handler. @default FENCES_AT_ONCE */
+  readonly shape?: JobShape
 }
 
 /**
@@ -178,7 +181,7 @@ async function newProcesses(
 }
 
 /** Runs `task` in a new Node.js process, through tsx as the bench itself runs. */
-function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
+export function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
   const args = [
     '--conditions=lambda-singleton-source',
     '--import',
@@ -187,7 +190,9 @@ function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
     JSON.stringify(task),
   ]
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    // Inside Lambda as far as the library can tell: a handler made at start learns the store's clock.
+    const env = { ...process.env, AWS_LAMBDA_FUNCTION_NAME: task.job }
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {

@@ -4,10 +4,31 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SingletonScheduleEvent } from 'lambda-singleton'
-import { type Container, Outcome } from './contender.js'
+import { type Container, Outcome, type TokenRead } from './contender.js'
 
 /** How long the job's handler takes. */
 export const JOB_MS = 50
+
+/** A handler: how long its work takes, and when it reads its fencing token. */
+export interface JobShape {
+  readonly name: string
+  readonly workMs: number
+  readonly token: TokenRead
+}
+
+/** The handler of the rows before the shapes: a 50 ms job that reads its token at once. */
+export const FENCES_AT_ONCE: JobShape = {
+  name: 'reads its token at once, 50 ms job',
+  workMs: JOB_MS,
+  token: 'at-once',
+}
+
+/** The three handlers users write: most never read the token, or read it after fetching their input. */
+export const JOB_SHAPES: readonly JobShape[] = [
+  { name: 'never reads its token, 50 ms job', workMs: JOB_MS, token: 'never' },
+  { name: 'reads its token after 1 s of work', workMs: 1_000, token: 'after-work' },
+  FENCES_AT_ONCE,
+]
 /** What a run's context says is left of its invocation. */
 const RUN_MS = 60_000
 
@@ -36,16 +57,17 @@ export async function runJob(
   container: Container,
   job: string,
   event: SingletonScheduleEvent,
+  shape: JobShape = FENCES_AT_ONCE,
 ): Promise<JobRun> {
   let handlerMs = Number.NaN
   const work = async () => {
     const startedAt = performance.now()
-    await sleep(JOB_MS)
+    await sleep(shape.workMs)
     handlerMs = performance.now() - startedAt
   }
   const startedAt = Date.now()
   const startedAtMs = performance.now()
-  const outcome = await container.invoke({ job, event, remainingMs: RUN_MS, work })
+  const outcome = await container.invoke({ job, event, remainingMs: RUN_MS, work, token: shape.token })
   const wallMs = performance.now() - startedAtMs
   if (outcome !== Outcome.Ran) throw new Error(`${job}: expected the job to run, got ${outcome}`)
   const operations = new Map(container.requests.byOperation)

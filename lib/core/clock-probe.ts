@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js'
-import type { ServerClock } from './server-clock.js'
+import { type ServerClock, serverClockOf } from './server-clock.js'
 import type { LockStore } from './store.js'
 
 /**
@@ -12,6 +12,10 @@ export const PROBES_PER_TICK = 40
  * loosened by the drift allowed since), and these probes are paid for every run they serve.
  */
 export const BACKGROUND_PROBES_PER_TICK = 8
+/** Probes sent to learn the store's clock before any lease is asked for (a Lambda's INIT), at most. */
+export const STARTUP_PROBES = 10
+/** ...for this long at most (ms): past it, the probes would outlast the start they serve. */
+const STARTUP_MS = 1_500
 /** A probe sent while a lease is held waits this long for its answer at most: a later one says little. */
 const BACKGROUND_PROBE_TIMEOUT_MS = 1_000
 /** An estimate narrower than this many round trips is as sharp as probes can make it. */
@@ -115,8 +119,13 @@ export class ClockProber {
    * clock without it.
    */
   async probe(plan: ProbePlan, until: number): Promise<void> {
+    probeSent(this.serverClock, plan, this.clock.now())
+    await this.ask(until)
+  }
+
+  /** Asks the store the time once, given up at local time `until`. Never fails. */
+  async ask(until: number): Promise<void> {
     const sentAt = this.clock.now()
-    probeSent(this.serverClock, plan, sentAt)
     const giveUp = new AbortController()
     const cancel = this.clock.schedule(until - sentAt, () => giveUp.abort())
     try {
@@ -130,5 +139,30 @@ export class ClockProber {
     } finally {
       cancel()
     }
+  }
+}
+
+/**
+ * Learns the store's clock before any lease is asked for, as a Lambda initialises: one dated
+ * answer, then a few probes timed across the next turn of the store's second (`nextProbeAt`), so
+ * that a cold start's first token waits a few ms instead of up to a second. At most
+ * `STARTUP_PROBES` requests over `STARTUP_MS`; never rejects, and holds no timer that would keep
+ * the process alive. `key` is one the caller may read (a probe is a HEAD or a projected read).
+ */
+export async function learnStoreClock(store: LockStore, key: string, clock: Clock): Promise<void> {
+  const serverClock = serverClockOf(store, clock)
+  const prober = new ClockProber(store, key, clock, serverClock)
+  const until = clock.now() + STARTUP_MS
+  for (let sent = 0; sent < STARTUP_PROBES; sent++) {
+    const now = clock.now()
+    if (now >= until) return
+    if (!serverClock.known) {
+      await prober.ask(until)
+      continue
+    }
+    const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
+    if (plan === undefined) return
+    if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
+    await prober.probe(plan, until)
   }
 }

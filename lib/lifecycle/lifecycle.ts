@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { LOCK_ENV } from '../config.js'
 import { type Clock, systemClock } from '../core/clock.js'
+import { learnStoreClock } from '../core/clock-probe.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { runningTick, runningWatchMs } from '../core/holder-record.js'
 import { Lock } from '../core/lock.js'
@@ -70,6 +71,34 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     this.#clock = this.#config.clock ?? systemClock
     this.#report = reporter(this.#config.logger, this.#config.onOutcome)
     this.#metrics = new EmfMetrics(this.#config.metrics, () => this.#clock.now())
+    this.#learnClockAtStart()
+  }
+
+  /**
+   * Inside Lambda, where a module-scope `singleton()` is made during INIT: builds the store and
+   * learns its clock in the background (a few probes, `learnStoreClock`), so that the first
+   * invocation's token waits a few ms rather than up to a second. Never fails the import: the
+   * first invocation reports whatever is wrong with the store.
+   */
+  #learnClockAtStart(): void {
+    const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME
+    if (!functionName) return
+    const { key, keyPrefix } = this.#config
+    const name = typeof key === 'string' ? key : process.env[LOCK_ENV.key] || functionName
+    this.#storeOf()
+      .then((store) => learnStoreClock(store, `${keyPrefix}${name}`, this.#clock))
+      .catch(() => undefined)
+  }
+
+  /** The store: the one given, or the environment's, built once (again after a failure). */
+  #storeOf(): Promise<LockStore> {
+    this.#store ??= this.#config.store
+      ? Promise.resolve(this.#config.store)
+      : storeFromEnvironment(this.#where)
+    return this.#store.catch((error: unknown) => {
+      this.#store = undefined // the environment may be fixed by the next invocation
+      throw error
+    })
   }
 
   /**
@@ -304,13 +333,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   async #lockFor(key: string): Promise<Lock> {
     let lock = this.#locks.get(key)
     if (!lock) {
-      this.#store ??= this.#config.store
-        ? Promise.resolve(this.#config.store)
-        : storeFromEnvironment(this.#where)
-      const store = await this.#store.catch((error: unknown) => {
-        this.#store = undefined // the environment may be fixed by the next invocation
-        throw error
-      })
+      const store = await this.#storeOf()
       if (this.#locks.size >= MAX_CACHED_LOCKS) this.#locks.delete(this.#locks.keys().next().value as string)
       lock = new Lock({
         store,
