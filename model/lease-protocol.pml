@@ -11,9 +11,11 @@
  * held; read; absent -> create; released or expired -> replace; ours -> take over at once (a
  * retry of the same invocation); held -> busy, or replace it when this run is a newer tick's.
  * Its token, chosen from the clock as the read left it (above every token seen, at least the
- * latest the store's clock may read), is waited for before the write (lower > T), and the lease
- * is handed out as the write lands. It then renews, writes a fenced target (fencedPut: HEAD, then
- * PUT If-Match), and releases (expires_at 0, token kept). The faults: a lost answer (the write
+ * latest the store's clock may read), is written at once, and the lease is handed out as the
+ * write lands (issue 25); the token is handed out later, once the store's clock has passed it
+ * (lower > T) and while the lease is live for its holder (lease.fencingToken()). It then renews,
+ * writes a fenced target with its token (fencedPut: HEAD, then PUT If-Match), and releases
+ * (expires_at 0, token kept). The faults: a lost answer (the write
  * lands, the answer does not; the call settles by reading its body back), a crash at any step
  * (the call is retried with the same owner and nothing else remembered), deletion of the lock
  * object, and the record before the current one written back from outside. The operator
@@ -35,13 +37,18 @@
  *         force-released or paused `now`, or whose record was deleted or written back from
  *         outside, believes it holds its lease until it next writes (or its deadline passes).
  *         Such a run carries the flag `ousted`, and MUTEX leaves it out explicitly.
- *  TOKENS Leases are handed out in strictly increasing token order, also across deletion and
- *         write-back, apart from two admitted windows, each flagged and left out explicitly:
- *         `stale`, an acquisition whose read came before a deletion or write-back from outside
- *         (its token, chosen before, may not be above one written meanwhile: STRICT_TOKENS shows
- *         it); `revived`, a call whose write landed with its answer lost, and whose record was
- *         written over and then written back from outside before it settled: the settle read
- *         finds its own body, as StoreSession's settle compares bodies (STRICT_REVIVED shows it).
+ *  LEASE  A lease is handed out the moment its write lands: never over at the store by then
+ *         (not `ousted`), apart from one admitted window: `revived`, a call whose write landed
+ *         with its answer lost, and whose record was written over and then written back from
+ *         outside before it settled: the settle read finds its own body, as StoreSession's settle
+ *         compares bodies (STRICT_REVIVED shows it).
+ *  TOKENS A token is handed out only once the store's clock has passed it, and above every token
+ *         handed out before, also across deletion and write-back, apart from admitted windows,
+ *         each flagged and left out explicitly: `ousted`, a run whose lease was ended at the
+ *         store unseen (W1); `stale`, an acquisition whose read came before a deletion or
+ *         write-back from outside; `first_outside`, a deletion or write-back that came before the
+ *         store's clock passed the higher token, when a token written may not yet be handed out
+ *         (STRICT_TOKENS shows these two).
  *  FENCE  The fenced target never accepts a write whose token is below one it accepted.
  *
  * Configurations (spin -D): HASH_ETAGS (an etag is a function of the body, as S3's MD5 ETag is;
@@ -49,9 +56,9 @@
  * instance: one owner), and the bounds below. The known defects, put back one at a time, each
  * of which the check must find:
  *  NO_WAIT          (a) a token is handed out before the store's clock has passed it;
- *  OLD_ORDER        (b) issue 24 finding 4, the order of b0dc18d: write, then wait for the token,
+ *  LATE_LEASE       (b) issue 24 finding 4, the order of b0dc18d: write, then wait for the token,
  *                   then hand the lease out without looking again, so a run replaced (or taken
- *                   over) while it waited starts after a higher token;
+ *                   over) while it waited starts after its lease was over at the store;
  *  SELF_TAKEOVER    (c) finding 5: concurrent calls on one instance do not take turns, so the
  *                   second takes the first one's live lease over "from its own owner";
  *  FENCE_SAME_BYTES (d) finding 1: with HASH_ETAGS, fencedPut writes identical bytes, so the
@@ -147,11 +154,12 @@ byte tgt_max;
 /* ---- time, etags, budgets ---- */
 byte now;
 short ectr;
-byte last_handed; /* ghost: the token of the latest lease handed out */
+byte last_token; /* ghost: the highest token handed out */
+byte first_outside = NONE; /* ghost: when the first deletion or write-back from outside came */
 byte del_budget = DELETES, wb_budget = WRITEBACKS, lost_budget = LOSTS;
 byte crash_budget = CRASHES, repl_budget = REPLACES, op_budget = OPS;
 
-/* ---- per call: 0 idle, 1 written and waiting for its token, 2 handed out ---- */
+/* ---- per call: 0 idle, 1 written, its answer not heard yet, 2 lease handed out ---- */
 byte hold[NCALLS];
 byte tokc[NCALLS];
 byte dl[NCALLS]; /* the holder's deadline, in store time: expires_at - M */
@@ -173,8 +181,16 @@ byte turn = NONE;
 #define MUTEX_OK (!(LIVE(0) && LIVE(1)) && !(LIVE(0) && LIVE(2)) && !(LIVE(1) && LIVE(2)))
 #endif
 
+/* The token's wait: the store's clock has surely passed it (NO_WAIT leaves it out). */
+#ifndef NO_WAIT
+#define READY && now > T
+#else
+#define READY
+#endif
+
 #define FREE(exp, at) ((exp) == 0 || (at) > (exp) + M)
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
+#define MIN(a, b) ((a) < (b) -> (a) : (b))
 
 /* Each write gets a new etag, or (HASH_ETAGS) the same for the same body. */
 inline set_etag() {
@@ -237,6 +253,7 @@ end:
   :: atomic {
        del_budget > 0 && r_present ->
        del_budget--;
+       first_outside = MIN(first_outside, now);
        oust_current();
        o_have = r_present; o_tok = r_tok; o_exp = r_exp; o_own = r_own; o_paused = r_paused; o_etag = r_etag; o_wc = r_wc;
        mark_stale();
@@ -245,6 +262,7 @@ end:
   :: atomic {
        wb_budget > 0 && o_have ->
        wb_budget--;
+       first_outside = MIN(first_outside, now);
        oust_current();
        mark_stale();
        if
@@ -348,27 +366,35 @@ inline forget() {
   fi
 }
 
-/* The lease is handed out: TOKENS and MUTEX hold at that instant. */
+/* The lease is handed out: LEASE and MUTEX hold at that instant. */
 inline hand_out() {
-  /* TOKENS, but for the admitted windows: a call whose read came before a deletion or write-back
-     from outside (stale), or whose own record was written back in the same bytes while its lost
-     answer was being settled (revived) */
-#if defined(STRICT_TOKENS)
-  assert(T > last_handed);
-#elif defined(STRICT_REVIVED)
-  assert(T > last_handed || stale[c]);
+#ifndef STRICT_REVIVED
+  assert(!ousted[c] || revived[c]); /* LEASE, but for the admitted window: revived */
 #else
-  assert(T > last_handed || stale[c] || revived[c]);
+  assert(!ousted[c] || (revived[c] && false)); /* LEASE, the window counted */
 #endif
-  last_handed = MAX(last_handed, T);
   hold[c] = 2;
   dl[c] = myexp - M;
-  stale[c] = false; revived[c] = false;
   if
   :: turn == c -> turn = NONE
   :: else -> skip
   fi;
   assert(MUTEX_OK) /* MUTEX */
+}
+
+/* The token is handed out (lease.fencingToken() resolves): TOKENS holds at that instant. */
+inline hand_out_token() {
+  /* TOKENS, but for the admitted windows: a run whose lease was ended at the store unseen
+     (ousted), a call whose read came before a deletion or write-back from outside (stale), or
+     such a write before the store's clock passed the higher token (first_outside; a revived call's
+     write-back is one) */
+#if defined(STRICT_TOKENS)
+  assert(now > T && (T > last_token || ousted[c]));
+#else
+  assert(now > T && (T > last_token || ousted[c] || stale[c] || first_outside <= last_token));
+#endif
+  last_token = MAX(last_token, T);
+  stale[c] = false; revived[c] = false
 }
 
 proctype Call(byte c) {
@@ -413,13 +439,7 @@ read:
          :: else -> forget(); goto next
          fi
        }
-#ifndef OLD_ORDER
-       /* the token's wait comes before its write: lower > T, so the store's clock has surely passed it */
-#ifndef NO_WAIT
-       now > T;
-#endif
-#endif
-       /* the conditional write; unless its answer is lost, the lease is handed out as it lands */
+       /* the conditional write, at once; unless its answer is lost, the lease is handed out as it lands */
        atomic {
          between[c] = false;
          if
@@ -435,7 +455,7 @@ read:
             if
             :: lost_budget > 0 -> lost_budget--; lost = true
             :: true ->
-#ifndef OLD_ORDER
+#ifndef LATE_LEASE
                hand_out()
 #else
                skip
@@ -458,7 +478,7 @@ read:
             if
             :: r_present && r_tok == T && r_exp == myexp && r_own == INST(c) ->
                my_etag = r_etag;
-#ifndef OLD_ORDER
+#ifndef LATE_LEASE
                hand_out()
 #else
                skip
@@ -468,14 +488,13 @@ read:
           }
        :: else -> skip
        fi;
-#ifdef OLD_ORDER
+#ifdef LATE_LEASE
        /* b0dc18d: the write first, then the wait, then the lease handed out without looking again */
-#ifndef NO_WAIT
        now > T;
-#endif
        atomic { hand_out() }
 #endif
-       /* holding: renew, write the fenced target (also as a zombie, without looking at the clock), release */
+       /* holding: renew, write the fenced target with the token (read once the store's clock has
+          passed it; the PUT also as a zombie, without looking at the clock again), release */
 holding:
        do
        :: atomic {
@@ -492,7 +511,12 @@ holding:
             :: else -> hold[c] = 0; forget(); goto next /* lost: taken over, replaced, or deleted */
             fi
           }
-       :: atomic { FENCED > 0 && !fenced -> fenced = true; f_tok = tgt_tok; f_etag = tgt_etag } /* fencedPut: HEAD */
+       :: atomic { /* fencedPut given the lease: its token, once the store's clock has passed it (lower > T)
+                        and while the lease is live for its holder; then the HEAD */
+            FENCED > 0 && !fenced && now < dl[c] READY ->
+            hand_out_token();
+            fenced = true; f_tok = tgt_tok; f_etag = tgt_etag
+          }
           atomic {
             if
             :: f_tok > T -> skip /* refused: a higher token wrote it */

@@ -10,7 +10,7 @@
 #   bash scripts/model-check.sh NAME...      only those (e.g. unique-outside defect-no-wait)
 #   MODEL_JOBS=N                             searches at once (default 2)
 #   MODEL_OUT=DIR                            where to keep the builds and trails (default: a temporary folder)
-#   MODEL_DEFINES='-DOLD_ORDER'              spin -D flags added to every configuration: put a defect back
+#   MODEL_DEFINES='-DLATE_LEASE'              spin -D flags added to every configuration: put a defect back
 #                                            everywhere, and the configurations that pass must fail
 #
 # Needs spin (Debian package `spin`) and a C compiler.
@@ -41,19 +41,20 @@ configs=(
   "same-instance|pass|-DSAMEINST -DDELETES=0 -DWRITEBACKS=0 -DOPS=0 -DREPLACES=0"
   "three-calls|pass|-DNCALLS=3 -DMAXT=6 -DDELETES=0 -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0 -DREPLACES=0"
   "defect-no-wait|TOKENS|-DNO_WAIT -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0 -DREPLACES=0"
-  "defect-start-after-replaced|TOKENS|-DOLD_ORDER -DDELETES=0 -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0"
+  "defect-start-after-replaced|LEASE|-DLATE_LEASE -DDELETES=0 -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0"
   "defect-self-takeover|MUTEX|-DSELF_TAKEOVER -DSAMEINST -DDELETES=0 -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0 -DREPLACES=0"
   "defect-fence-same-bytes|FENCE|-DHASH_ETAGS -DFENCE_SAME_BYTES -DDELETES=0 -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0 -DREPLACES=0"
   "window-deleted-during-wait|TOKENS|-DSTRICT_TOKENS -DWRITEBACKS=0 -DLOSTS=0 -DCRASHES=0 -DOPS=0 -DREPLACES=0"
-  "window-written-back-while-settling|TOKENS|-DSTRICT_REVIVED -DDELETES=0 -DCRASHES=0 -DOPS=0"
+  "window-written-back-while-settling|LEASE|-DSTRICT_REVIVED -DDELETES=0 -DCRASHES=0 -DOPS=0"
 )
 
 # The assertion text spin prints for each property.
 property_of() {
   case "$1" in
   *'T>=tgt_max'*) echo FENCE ;;
-  *'T>last_handed'*) echo TOKENS ;;
+  *'T>last_token'*) echo TOKENS ;;
   *'hold['*) echo MUTEX ;;
+  *'(ousted[c])||'*) echo LEASE ;;
   *) echo unknown ;;
   esac
 }

@@ -19,9 +19,9 @@ async function compact(_event: unknown, context: SingletonContext) {
   let done = (checkpoint as Progress | undefined)?.done ?? 0
   for (; done < 10; done++) {
     signal.throwIfAborted() // the lease was lost: stop, someone else runs now
-    // fencedPut waits for the run's fencing token (at its first call, if at all), then writes with it.
-    const lease = context.singleton
-    await fencedPut({ s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}`, lease })
+    // Given the lease, fencedPut awaits the run's fencing token (at the first call, if at all).
+    const part = { s3, bucket: OUTPUT_BUCKET, key: `parts/${done}`, body: `part ${done}` }
+    await fencedPut({ ...part, lease: context.singleton })
     await saveCheckpoint({ done: done + 1 } satisfies Progress)
   }
   return { parts: done }
