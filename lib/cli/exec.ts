@@ -122,7 +122,7 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
   const token = await handle
     .fencingToken(context.signal ? { signal: context.signal } : {})
     .then(async (ready) => {
-      if (world.clock.now() > waitFrom) await handle.lease.checkCurrent()
+      if (world.clock.now() - waitFrom >= 1) await handle.lease.checkCurrent()
       return ready
     })
     .catch(() => undefined)

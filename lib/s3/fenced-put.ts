@@ -138,7 +138,11 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     ? await options.lease.fencingToken(options.signal ? { signal: options.signal } : {})
     : options.token
   if (!Number.isSafeInteger(token) || token < 0) {
-    throw new LockOptionsError(`fencedPut: token must be a non-negative safe integer, got ${token}`, { key })
+    throw new LockOptionsError(
+      `fencedPut: token must be a non-negative safe integer, got ${token}` +
+        (token === undefined ? ' (pass lease: context.singleton, or token: await lease.fencingToken())' : ''),
+      { key },
+    )
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_FENCED_PUT_TIMEOUT_MS
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS

@@ -5,7 +5,7 @@ import { withSingleton } from 'lambda-singleton'
 export const handler = withSingleton(
   async (_event: unknown, context) => {
     context.singleton.signal.throwIfAborted()
-    return { token: context.singleton.token }
+    return { token: await context.singleton.fencingToken() }
   },
   { key: 'consumer-check' },
 )

@@ -11,9 +11,10 @@ const s3 = new S3Client({})
 export const handler = middy<unknown, { token: number } | SkipResult, Error, SingletonContext>()
   .use(singleton({ key: 'consumer-check' }))
   .handler(async (_event, context) => {
-    const { token, signal } = context.singleton
+    const { signal } = context.singleton
     signal.throwIfAborted()
     const bucket = process.env.OUTPUT_BUCKET ?? ''
-    await fencedPut({ s3, bucket, key: 'consumer-check/output', body: `token ${token}`, token })
-    return { token }
+    // Given the lease, fencedPut awaits the token; the handler reads the same one for its answer.
+    await fencedPut({ s3, bucket, key: 'consumer-check/output', body: 'the output', lease: context.singleton })
+    return { token: await context.singleton.fencingToken() }
   })

@@ -7,23 +7,25 @@ import { singleton } from 'lambda-singleton/middy'
 
 declare const context: SingletonContext
 
-// @ts-expect-error the fencing token is a number
-export const wrongToken: string = context.singleton.token
+// @ts-expect-error the fencing token resolves to a number
+export const wrongToken: Promise<string> = context.singleton.fencingToken()
+// @ts-expect-error there is no synchronous token: it is awaited once the store's clock has passed it
+export const syncToken: number = context.singleton.token
 // @ts-expect-error the function name is a string
 export const wrongName: number = context.functionName
-export const token: number = context.singleton.token
+export const token: Promise<number> = context.singleton.fencingToken()
 
 export const plain = withSingleton(async (_event: unknown, given) => {
-  // @ts-expect-error the fencing token is a number, also as withSingleton infers the context
-  const wrong: string = given.singleton.token
+  // @ts-expect-error the fencing token resolves to a number, also as withSingleton infers the context
+  const wrong: string = await given.singleton.fencingToken()
   return { wrong, request: given.awsRequestId }
 })
 
 export const withMiddy = middy<unknown, unknown, Error, SingletonContext>()
   .use(singleton())
   .handler(async (_event, given) => {
-    // @ts-expect-error the fencing token is a number, also behind Middy
-    const wrong: string = given.singleton.token
+    // @ts-expect-error the fencing token resolves to a number, also behind Middy
+    const wrong: string = await given.singleton.fencingToken()
     return wrong
   })
 

@@ -77,3 +77,37 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
     },
   )
 })
+
+describe('fencedPut given the lease (in memory)', () => {
+  it('awaits the lease’s token, then writes with it; timeoutMs counts from then', async () => {
+    const stub = stubS3()
+    const asked: string[] = []
+    const lease = {
+      fencingToken: async () => {
+        asked.push('fencingToken')
+        await new Promise((resolve) => setTimeout(resolve, 150)) // the wait for the store's clock
+        stub.sent.length = 0
+        return 42
+      },
+    }
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'x', lease, timeoutMs: 100 })
+    expect(asked).toEqual(['fencingToken'])
+    expect(stub.sent).toEqual(['HeadObject', 'PutObject'])
+    expect(stub.current()?.token).toBe('42')
+  })
+
+  it('rejects, writing nothing, when the lease refuses its token (lost)', async () => {
+    const stub = stubS3()
+    const lost = Object.assign(new Error('lost'), { name: 'LockLostError' })
+    const lease = { fencingToken: () => Promise.reject(lost) }
+    await expect(fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'x', lease })).rejects.toBe(lost)
+    expect(stub.sent).toEqual([])
+  })
+
+  it('says what to pass when given neither a lease nor a token (a handler still reading context.singleton.token)', async () => {
+    const stub = stubS3()
+    const options = { s3: stub.s3, bucket: 'b', key: 'k', body: 'x', token: undefined as unknown as number }
+    await expect(fencedPut(options)).rejects.toThrow(/got undefined \(pass lease: context\.singleton/)
+    expect(stub.sent).toEqual([])
+  })
+})
