@@ -15,7 +15,7 @@
  *    token, one that reads it after a second of work, one that reads it at once, each cold (a
  *    new process per run), warm back to back and, with `npm run bench -- --cron` (or
  *    BENCH_CRON_RUNS=n), warm every 60 s at a fixed phase for 10 (n) minutes: a cron's cadence.
- *    BENCH_SHAPE_PROCESSES and BENCH_SHAPE_ROUNDS size the first two.
+ *    BENCH_SHAPE_PROCESSES and BENCH_SHAPE_ROUNDS size the first two; BENCH_ONLY=handlers runs this part alone.
  *
  * Request counts are exact and do not depend on the machine; times do.
  */
@@ -54,6 +54,8 @@ const BURST_ROUNDS = Number(process.env.BENCH_BURST_ROUNDS ?? 12)
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 8)
 const SHAPE_PROCESSES = Number(process.env.BENCH_SHAPE_PROCESSES ?? 6)
 const SHAPE_ROUNDS = Number(process.env.BENCH_SHAPE_ROUNDS ?? 10)
+/** BENCH_ONLY=handlers: part 3 alone (the rows of the three handlers). */
+const HANDLERS_ONLY = process.env.BENCH_ONLY === 'handlers'
 /** Minutes of the every-60-s rows: 0 unless asked for, as they take that long. */
 const CRON_RUNS = Number(process.env.BENCH_CRON_RUNS ?? (process.argv.includes('--cron') ? 10 : 0))
 
@@ -71,11 +73,6 @@ console.log(
 )
 
 const targets = [s3Target(s3), dynamodbTarget(dynamodb, lockTable)]
-const stores = await measureStores(targets, ROUNDS)
-const storeTakeovers = await Promise.all(
-  targets.map((target) => measureTakeover(target.store, target.name, 20)),
-)
-reportStores(targets, stores, storeTakeovers, { ttlMs: TAKEOVER_TTL_MS, marginMs: TAKEOVER_MARGIN_MS })
 
 const setup: PeerSetup = {
   s3Endpoint,
@@ -91,30 +88,48 @@ const setup: PeerSetup = {
 const peerIds = new Map<Contender, PeerId>()
 for (const id of PEER_IDS) peerIds.set(await makePeer(id, setup), id)
 const contenders = [...peerIds.keys()]
-const rows = await comparePeers(contenders, ROUNDS, HELD_ROUNDS)
-// One peer at a time: 50 crashed runs polled at once would measure the machine more than the peers.
-const peerTakeovers = new Map<Contender, TakeoverTimes>()
-for (const c of contenders)
-  peerTakeovers.set(c, await measureCrashTakeover(c, TAKEOVER_TTL_MS, PEER_TAKEOVER_TRIALS))
-const [s3Target_, dynamodbTarget_] = targets
-const roundTripMs = new Map<Engine, number>([
-  ['S3', (s3Target_ && stores.roundTrip.on.get(s3Target_)?.medianMs) ?? Number.NaN],
-  ['DynamoDB', (dynamodbTarget_ && stores.roundTrip.on.get(dynamodbTarget_)?.medianMs) ?? Number.NaN],
-])
-const jobRowsStartedAt = performance.now()
-const jobRows = await measureJobRuns(peerIds, setup, {
-  phaseRounds: PHASE_ROUNDS,
-  periodMs: PHASE_PERIOD_MS,
-  burstRounds: BURST_ROUNDS,
-  processes: PROCESSES,
-})
-console.log('\nThe peers, side by side')
-reportPeers({ contenders, rows, roundTripMs, takeovers: peerTakeovers, ttlMs: TAKEOVER_TTL_MS })
-const jobRowsSeconds = ((performance.now() - jobRowsStartedAt) / 1_000).toFixed(0)
-console.log(
-  `\nA ${JOB_MS} ms job, run after run (${jobRowsSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)`,
-)
-reportJobRuns(contenders, jobRows)
+if (!HANDLERS_ONLY) await measureLocksAndPeers()
+else {
+  for (const target of targets) {
+    const { medianMs, afterMs } = await measureTakeover(target.store, target.name, 20)
+    console.log(
+      `takeover after a crash, ${target.name}: ttl ${TAKEOVER_TTL_MS / 1_000} s + margin ${TAKEOVER_MARGIN_MS / 1_000} s ` +
+        `+ ${((medianMs - TAKEOVER_TTL_MS - TAKEOVER_MARGIN_MS) / 1_000).toFixed(2)} s (median of ${afterMs.length}, from the crashed holder's request)`,
+    )
+  }
+}
+
+async function measureLocksAndPeers(): Promise<void> {
+  const stores = await measureStores(targets, ROUNDS)
+  const storeTakeovers = await Promise.all(
+    targets.map((target) => measureTakeover(target.store, target.name, 20)),
+  )
+  reportStores(targets, stores, storeTakeovers, { ttlMs: TAKEOVER_TTL_MS, marginMs: TAKEOVER_MARGIN_MS })
+  const rows = await comparePeers(contenders, ROUNDS, HELD_ROUNDS)
+  // One peer at a time: 50 crashed runs polled at once would measure the machine more than the peers.
+  const peerTakeovers = new Map<Contender, TakeoverTimes>()
+  for (const c of contenders)
+    peerTakeovers.set(c, await measureCrashTakeover(c, TAKEOVER_TTL_MS, PEER_TAKEOVER_TRIALS))
+  const [s3Target_, dynamodbTarget_] = targets
+  const roundTripMs = new Map<Engine, number>([
+    ['S3', (s3Target_ && stores.roundTrip.on.get(s3Target_)?.medianMs) ?? Number.NaN],
+    ['DynamoDB', (dynamodbTarget_ && stores.roundTrip.on.get(dynamodbTarget_)?.medianMs) ?? Number.NaN],
+  ])
+  const jobRowsStartedAt = performance.now()
+  const jobRows = await measureJobRuns(peerIds, setup, {
+    phaseRounds: PHASE_ROUNDS,
+    periodMs: PHASE_PERIOD_MS,
+    burstRounds: BURST_ROUNDS,
+    processes: PROCESSES,
+  })
+  console.log('\nThe peers, side by side')
+  reportPeers({ contenders, rows, roundTripMs, takeovers: peerTakeovers, ttlMs: TAKEOVER_TTL_MS })
+  const jobRowsSeconds = ((performance.now() - jobRowsStartedAt) / 1_000).toFixed(0)
+  console.log(
+    `\nA ${JOB_MS} ms job, run after run (${jobRowsSeconds} s; load average ${loadavg()[0]?.toFixed(2)} at the end)`,
+  )
+  reportJobRuns(contenders, jobRows)
+}
 
 const shapesStartedAt = performance.now()
 const shapeRows = await measureShapes(peerIds, setup, {

@@ -1,8 +1,10 @@
 /**
- * Takeover after a crash: a holder is handed its lease and is never heard from again; a
- * contender polls every 100 ms. How long from the hand-out (a lease starts when its token is
- * handed out, after the wait for the store's clock) until the contender has the lock, against the
- * `ttl + margin` that is the least the protocol may wait.
+ * Takeover after a crash: a holder (a new process: it knows the store's clock to a second) asks
+ * for the lock, is handed its lease and is never heard from again; a contender polls every
+ * 100 ms. How long from the crashed holder's request until the contender has the lock, against
+ * the `ttl + margin` that is the least the protocol may wait. (The record's lease runs ttl from
+ * its token, the latest the store's clock may read when it was written: up to a second after the
+ * request on a first call, the same moment the token's wait used to end before the write.)
  */
 
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,7 +17,7 @@ export const TAKEOVER_MARGIN_MS = 1_000
 const POLL_MS = 100
 
 export interface TakeoverResult {
-  /** Milliseconds from the hand-out of the crashed holder's lease to takeover, one per trial, sorted. */
+  /** Milliseconds from the crashed holder's request to takeover, one per trial, sorted. */
   readonly afterMs: readonly number[]
   readonly medianMs: number
 }
@@ -30,8 +32,8 @@ export async function measureTakeover(store: LockStore, label: string, trials = 
       // Each with a clock of its own, as two processes: neither knows what the other learned
       // of the store's clock.
       const processLock = (owner: string) => new Lock({ ...options, owner, clock: { ...systemClock } })
-      if (!(await leaseOf(processLock('crashed').tryAcquire()))) throw new Error('not acquired')
       const startedAt = performance.now()
+      if (!(await leaseOf(processLock('crashed').tryAcquire()))) throw new Error('not acquired')
       const contender = processLock('next')
       for (;;) {
         await sleep(POLL_MS)

@@ -22,7 +22,7 @@ async function ingest(_event: unknown, context: SingletonContext) {
     await fencedPut({ s3, bucket: BUCKET, key: done, body: `took in ${file}`, lease: context.singleton })
     await saveCursor(file) // kept for every later tick, never cleared
   }
-  return { ingested: files.length }
+  return { ingested: files.length, token: await context.singleton.fencingToken() }
 }
 
 export const handler = middy<

@@ -24,7 +24,7 @@ async function compact(_event: unknown, context: SingletonContext) {
     await fencedPut({ ...part, lease: context.singleton })
     await saveCheckpoint({ done: done + 1 } satisfies Progress)
   }
-  return { parts: done }
+  return { parts: done, token: await context.singleton.fencingToken() } // ready: fencedPut waited for it
 }
 
 export const handler = middy<

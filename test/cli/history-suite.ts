@@ -21,7 +21,8 @@ export function historySuite(engine: () => CliEngine): void {
     // A run that crashed: its lease (2.5 s) runs out, and the next run takes over and says so.
     await leaseOf(lock(key, 'job/3', 2_500).tryAcquire())
     await sleep(3_500)
-    await (await leaseOf(lock(key, 'job/4').tryAcquire()))?.release({
+    // Its record runs 2.5 s from its token, up to a second ahead of the store's clock when written.
+    await (await leaseOf(lock(key, 'job/4').tryAcquire({ waitMs: 5_000 })))?.release({
       outcome: 'completed',
       tick: '2026-11-21T05:00:00Z',
     })

@@ -47,10 +47,10 @@ describe('Lock on DynamoDB Local', () => {
     const key = freshKey('race')
     const before = await now()
     const leases = await Promise.all(Array.from({ length: 10 }, () => leaseOf(lockOn(key).tryAcquire())))
-    const after = await now()
     const granted = leases.filter((lease) => lease !== null)
     expect(granted).toHaveLength(1)
-    expectTokenOfStoreTime(granted[0]?.record.token, before, after)
+    const token = await granted[0]?.fencingToken()
+    expectTokenOfStoreTime(token, before, await now())
     expect(granted[0]?.record.run).toBe(1)
   })
 

@@ -52,7 +52,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'status', status: 500, code: 'InternalError' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     expect(await getRecord(direct, bucket, key)).toMatchObject({
       token: lease?.record.token,
       run: 1,
@@ -65,7 +65,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'delay', ms: 2_000 })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     // The slow first PUT reaches S3 after the retry won; its If-None-Match makes it harmless.
     await new Promise((resolve) => setTimeout(resolve, 2_500))
     expect(await getRecord(direct, bucket, key)).toMatchObject({
@@ -80,7 +80,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('PUT', { kind: 'reset' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
@@ -112,7 +112,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const lock = lockOn(key)
     const before = await now()
     const lease = await leaseOf(lock.tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     proxy.inject('PUT', { kind: 'lose-response' })
     await lease?.renew()
     proxy.inject('PUT', { kind: 'lose-response' })
@@ -202,7 +202,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     proxy.inject('GET', { kind: 'status', status: 403, code: 'AccessDenied' })
     const before = await now()
     const lease = await leaseOf(lockOn(key).tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     expect(lease?.record.run).toBe(1)
   })
 
@@ -258,7 +258,7 @@ describe('S3Lock through a proxy that strips the Date header', () => {
     stripDates()
     const before = await now()
     const lease = await leaseOf(new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire())
-    expectTokenOfStoreTime(lease?.record.token, before, await now())
+    expectTokenOfStoreTime(await lease?.fencingToken(), before, await now())
     await lease?.release()
     shared.destroy()
   })

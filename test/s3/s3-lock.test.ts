@@ -35,11 +35,10 @@ describe('S3Lock on a real S3 engine', () => {
       )
       const before = await now()
       const leases = await Promise.all(contenders.map((lock) => leaseOf(lock.tryAcquire())))
-      const after = await now()
       const won = leases.flatMap((lease, i) => (lease ? [i] : []))
       expect(won).toHaveLength(1)
-      const token = leases[won[0] ?? -1]?.record.token
-      expectTokenOfStoreTime(token, before, after)
+      const token = await leases[won[0] ?? -1]?.fencingToken()
+      expectTokenOfStoreTime(token, before, await now())
       const record = await getRecord(s3, bucket, key)
       expect(record).toMatchObject({ token, run: 1, owner: `contender-${round}-${won[0]}` })
       winners.push(won[0] ?? -1)

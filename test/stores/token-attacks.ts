@@ -39,11 +39,12 @@ export function describeTokenAttacks(
       const first = await acquire(key, 'first')
       await first.release()
       const zombie = await acquire(key, 'zombie')
+      const zombieToken = await zombie.fencingToken()
       // A script puts back a record it made up, as if token 1 had been the last and released.
       await target.putRaw(key, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'script' }))
       const next = await acquire(key, 'next')
-      expect(next.record.token).toBeGreaterThan(zombie.record.token)
-      expect(zombie.record.token).toBeGreaterThan(first.record.token)
+      expect(await next.fencingToken()).toBeGreaterThan(zombieToken)
+      expect(zombieToken).toBeGreaterThan(first.record.token)
     })
 
     it('replaces a live lease only with a higher token, and the replaced one can neither renew nor release', async () => {
@@ -89,17 +90,19 @@ export function describeTokenAttacks(
       await first.release()
       const old = await freshProcess(key, 'reader').inspect()
       const zombie = await acquire(key, 'zombie')
+      const zombieToken = await zombie.fencingToken()
       await target.putRaw(key, JSON.stringify(old?.record))
       const next = await acquire(key, 'next')
-      expect(next.record.token).toBeGreaterThan(zombie.record.token)
+      expect(await next.fencingToken()).toBeGreaterThan(zombieToken)
     })
 
     it('hands out a higher token after the object is deleted under a live lease', async () => {
       const key = freshKey('deleted')
       const zombie = await acquire(key, 'zombie')
+      const zombieToken = await zombie.fencingToken()
       await target.deleteRaw(key)
       const next = await acquire(key, 'next')
-      expect(next.record.token).toBeGreaterThan(zombie.record.token)
+      expect(await next.fencingToken()).toBeGreaterThan(zombieToken)
     })
 
     it('keeps tokens rising over deletions between every run, each run in a new process', async () => {
@@ -107,7 +110,7 @@ export function describeTokenAttacks(
       const tokens: number[] = []
       for (let run = 0; run < 4; run++) {
         const lease = await acquire(key, `run-${run}`)
-        tokens.push(lease.record.token)
+        tokens.push(await lease.fencingToken())
         await lease.release()
         await target.deleteRaw(key)
       }
@@ -118,15 +121,15 @@ export function describeTokenAttacks(
     it('refuses to follow a token an outside writer put 60 s ahead of the store clock, so a deletion cannot undercut it', async () => {
       const key = freshKey('ahead')
       const first = await acquire(key, 'first')
+      const handedOut = [await first.fencingToken()]
       await first.release()
-      const handedOut = [first.record.token]
       const outside = { v: 1, token: first.record.token + 60_000, expires_at: 0, owner: 'script' }
       await target.putRaw(key, JSON.stringify(outside))
       // Before: the zombie was handed outside.token + 1 at once, and after the deletion the next
       // process a clock token a minute below it, so the zombie's fenced writes beat the next's.
       const zombie = await leaseOf(freshProcess(key, 'zombie').tryAcquire()).then(
-        (lease) => {
-          if (lease) handedOut.push(lease.record.token)
+        async (lease) => {
+          if (lease) handedOut.push(await lease.fencingToken())
           return lease
         },
         (error: unknown) => error,
@@ -134,7 +137,8 @@ export function describeTokenAttacks(
       const left = await target.store().read(key)
       await target.deleteRaw(key)
       const next = await acquire(key, 'next')
-      for (const token of handedOut) expect(next.record.token).toBeGreaterThan(token)
+      const nextToken = await next.fencingToken()
+      for (const token of handedOut) expect(nextToken).toBeGreaterThan(token)
       expect(zombie).toBeInstanceOf(LockConflictError)
       expect(zombie).toMatchObject({ reason: 'record-ahead-of-clock', key })
       expect((zombie as Error).message).toMatch(/lambda-singleton reset .*--back-to-clock/)

@@ -20,7 +20,8 @@ export async function storeTime(store: LockStore, key = 'store-time/probe'): Pro
 
 /**
  * Tokens follow the store's clock: an acquisition made after `before` takes at least the store's
- * time then, and is handed out only once that clock has reached its token, so before `after`.
+ * time then, and its token is handed out (`fencingToken()`) only once that clock has passed it,
+ * so before `after`, taken once it was handed out.
  */
 export function expectTokenOfStoreTime(token: number | undefined, before: StoreTime, after: StoreTime): void {
   expect(token).toBeGreaterThanOrEqual(before.lower)
