@@ -15,6 +15,12 @@ export const handler = middy<unknown, { token: number } | SkipResult, Error, Sin
     signal.throwIfAborted()
     const bucket = process.env.OUTPUT_BUCKET ?? ''
     // Given the lease, fencedPut awaits the token; the handler reads the same one for its answer.
-    await fencedPut({ s3, bucket, key: 'consumer-check/output', body: 'the output', lease: context.singleton })
+    await fencedPut({
+      s3,
+      bucket,
+      key: 'consumer-check/output',
+      body: 'the output',
+      lease: context.singleton,
+    })
     return { token: await context.singleton.fencingToken() }
   })
