@@ -2,7 +2,7 @@
 // spin through scripts/model-check.sh: every known defect put back must show a counterexample
 // that breaks the property it is about (a model that finds nothing when a defect is put back
 // would be checking nothing). That every configuration of the protocol as it is shows no error
-// takes about ten minutes on two cores: `npm run model` checks it, and CI runs it on its own
+// takes about four minutes on two idle cores: `npm run model` checks it, and CI runs it on its own
 // (.ci/run, "model checker"); MODEL_FULL=1 runs it here as well.
 import { execFile, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
