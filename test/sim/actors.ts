@@ -233,7 +233,8 @@ export class LambdaFunction {
 
   /**
    * I5: a run whose release did not land, and whose lease nobody else took, said so in a warning
-   * or an error: a release failure is never silent.
+   * or an error: a release failure is never silent. (A record of the run that an outside writer
+   * put back after its release is W2's, not a release that failed.)
    */
   #checkHeard(call: number, requestId: string): void {
     const lease = this.#leases.get(call)
@@ -244,7 +245,9 @@ export class LambdaFunction {
     const object = this.stage.store.peek(this.stage.key)
     const stored = object ? (JSON.parse(object.body) as { token?: number; expires_at?: number }) : undefined
     const stillHeld = stored?.token === lease.record.token && stored.expires_at !== 0
-    if (stillHeld && heard.length === 0) {
+    // Held again by an outside writer that put an older record of this run back (W2), not by the run.
+    const writtenBack = this.stage.store.log.at(-1)?.kind === 'write-back'
+    if (stillHeld && !writtenBack && heard.length === 0) {
       this.stage.oracle.fail(
         'I5',
         `${this.#process.name}/${requestId} ended with its lease (token ${lease.record.token}) still held at the store, and logged nothing`,
