@@ -70,7 +70,7 @@ step() {
   shift
   echo "--- $current_step"
   "$@"
-  echo "    ok ($((SECONDS - start)) s)"
+  echo "    done in $((SECONDS - start)) s"
 }
 
 package_field() { node -p "require('$repo/package.json').$1['$2']"; }
