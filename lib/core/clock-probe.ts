@@ -148,14 +148,20 @@ export class ClockProber {
  * that a cold start's first token waits a few ms instead of up to a second. At most
  * `STARTUP_PROBES` requests over `STARTUP_MS`; never rejects, and holds no timer that would keep
  * the process alive. `key` is one the caller may read (a probe is a HEAD or a projected read).
+ * `stop` ends it before the next probe (a Lambda's first invocation has begun: its requests first).
  */
-export async function learnStoreClock(store: LockStore, key: string, clock: Clock): Promise<void> {
+export async function learnStoreClock(
+  store: LockStore,
+  key: string,
+  clock: Clock,
+  stop?: AbortSignal,
+): Promise<void> {
   const serverClock = serverClockOf(store, clock)
   const prober = new ClockProber(store, key, clock, serverClock)
   const until = clock.now() + STARTUP_MS
   for (let sent = 0; sent < STARTUP_PROBES; sent++) {
     const now = clock.now()
-    if (now >= until) return
+    if (now >= until || stop?.aborted) return
     if (!serverClock.known) {
       await prober.ask(until)
       continue
@@ -163,6 +169,7 @@ export async function learnStoreClock(store: LockStore, key: string, clock: Cloc
     const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
     if (plan === undefined) return
     if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
+    if (stop?.aborted) return
     await prober.probe(plan, until)
   }
 }

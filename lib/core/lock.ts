@@ -96,7 +96,8 @@ export class Lock {
   /**
    * Tries to take the lock, waiting up to `waitMs` while it is held, and says what came of it:
    * `acquired` with the lease, `held` with the holder's record, or `skipped` when `skipIf`
-   * matched. Costs one read and one write; one write only when our own last write is current.
+   * matched. Costs one read and one write; one write only when our own last write, or a free
+   * record read ahead (`readAhead`), is current.
    */
   tryAcquire(options: TryAcquireOptions = {}): Promise<Acquisition> {
     try {
@@ -209,10 +210,16 @@ export class Lock {
     const live = this.#liveLeaseOf(owner)
     if (live) return { status: AcquireStatus.Held, holder: live.record }
 
-    let cached = this.#blindStartFor(owner)
-    let found = cached
-      ? foundIn({ ...cached, serverLower: Number.NEGATIVE_INFINITY })
-      : await session.read(budget, signal)
+    // Written over blind, without a read first: our own last write, or a free record read ahead.
+    let cached: OwnWrite | undefined = this.#blindStartFor(owner)
+    let found: ReadOutcome
+    if (cached) found = foundIn({ ...cached, serverLower: Number.NEGATIVE_INFINITY })
+    else {
+      const ahead = await session.takeReadAhead()
+      signal?.throwIfAborted()
+      cached = ahead
+      found = ahead ? foundIn(ahead) : await session.read(budget, signal)
+    }
 
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -326,6 +333,17 @@ export class Lock {
     const lease = new Lease(session, record, etag, deadline, ttlMs, this.#historySize)
     this.#issued.add(lease)
     return lease
+  }
+
+  /**
+   * Reads the lock ahead of the first acquisition, as a Lambda initialises: that acquisition
+   * then writes at once, over the record as read, when it was free to take (released or
+   * expired). Its write is conditional on the version read, so a record written since (another
+   * run, an operator's pause) is read again, never overwritten. Never rejects.
+   * @internal
+   */
+  readAhead(): Promise<void> {
+    return this.#session.readAhead(this.#session.clock.now() + READ_BUDGET_MS)
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */

@@ -73,6 +73,8 @@ export class StoreSession {
   readonly #serverClock: ServerClock
   readonly #prober: ClockProber
   #lastWrite: OwnWrite | undefined
+  /** The read made ahead of the first acquisition (`readAhead`), until an acquisition takes it. */
+  #readAhead: Promise<Snapshot | undefined> | undefined
   /** A vanished object is recreated above it, never below. */
   #highestToken = 0
 
@@ -110,13 +112,38 @@ export class StoreSession {
   /** Records a write of ours that landed: the cache for a blind re-acquire, and the token floor. */
   remember(record: LockRecord, etag: string): void {
     this.#lastWrite = { record, etag }
+    this.#readAhead = undefined
     this.#highestToken = Math.max(this.#highestToken, record.token)
   }
 
   /** Records a reset of ours that landed: its token is the floor from now on, even below those seen. */
   rememberReset(record: LockRecord, etag: string): void {
     this.#lastWrite = { record, etag }
+    this.#readAhead = undefined
     this.#highestToken = record.token
+  }
+
+  /**
+   * Reads the record ahead of the first acquisition (a Lambda's INIT), whose write may then go
+   * over it blind, as over our own last write: its condition (If-Match) holds only while the
+   * object is as read, however long ago that was. Kept only when it was free to take (released
+   * or expired), which it then stays; a held record is read again by the acquisition. Never
+   * rejects: the acquisition's own read reports what is wrong.
+   */
+  readAhead(deadline: number): Promise<void> {
+    const ahead = this.read(deadline).then(
+      ({ snapshot }) => (snapshot && this.isFree(snapshot) ? snapshot : undefined),
+      () => undefined,
+    )
+    this.#readAhead = ahead
+    return ahead.then(() => undefined)
+  }
+
+  /** The read made ahead (see `readAhead`), once: the first acquisition takes it, waiting if it is under way. */
+  takeReadAhead(): Promise<Snapshot | undefined> | undefined {
+    const ahead = this.#readAhead
+    this.#readAhead = undefined
+    return ahead
   }
 
   /** Our write `etag` was written over: a re-acquire must read first. */

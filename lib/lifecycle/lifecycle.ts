@@ -64,6 +64,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
   #store: Promise<LockStore> | undefined
+  /** Aborted when the first invocation begins: the probes of INIT stop then. */
+  readonly #invoked = new AbortController()
 
   constructor(options: SingletonOptions<TEvent, TContext>, where: string) {
     this.#config = resolveOptions(options, where)
@@ -75,19 +77,26 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   }
 
   /**
-   * Inside Lambda, where a module-scope `singleton()` is made during INIT: builds the store and
-   * learns its clock in the background (a few probes, `learnStoreClock`), so that the first
-   * invocation's token waits a few ms rather than up to a second. Never fails the import: the
-   * first invocation reports whatever is wrong with the store.
+   * Inside Lambda, where a module-scope `singleton()` is made during INIT: builds the store, reads
+   * the lock ahead (`Lock.readAhead`: the first invocation then writes at once over a free record,
+   * and the read dates the store's clock), then learns that clock in the background (a few
+   * probes, `learnStoreClock`), so that the first invocation's token waits a few ms rather than
+   * up to a second. The probes stop when the first invocation begins: its own requests come
+   * first. Never fails the import: the first invocation reports whatever is wrong with the store.
    */
   #learnClockAtStart(): void {
     const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME
     if (!functionName) return
     const { key, keyPrefix } = this.#config
+    const named = typeof key !== 'function'
     const name = typeof key === 'string' ? key : process.env[LOCK_ENV.key] || functionName
-    this.#storeOf()
-      .then((store) => learnStoreClock(store, `${keyPrefix}${name}`, this.#clock))
-      .catch(() => undefined)
+    const lockKey = `${keyPrefix}${name}`
+    const learn = async () => {
+      // A key made from each event is not known yet: the clock is learnt on the default one.
+      if (named) await (await this.#lockFor(lockKey)).readAhead()
+      await learnStoreClock(await this.#storeOf(), lockKey, this.#clock, this.#invoked.signal)
+    }
+    learn().catch(() => undefined)
   }
 
   /** The store: the one given, or the environment's, built once (again after a failure). */
@@ -107,6 +116,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
    * signal's reason, reported as nothing (the caller was stopped, nothing failed).
    */
   async begin(event: TEvent, context: TContext, signal?: AbortSignal): Promise<RunStart> {
+    this.#invoked.abort()
     await this.#sweepAbandoned()
     const config = this.#config
     const key = this.#keyOf(event, context)
@@ -334,6 +344,9 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     let lock = this.#locks.get(key)
     if (!lock) {
       const store = await this.#storeOf()
+      // Another call (INIT's read ahead, an invocation) may have made it meanwhile: one lock per key.
+      const made = this.#locks.get(key)
+      if (made) return made
       if (this.#locks.size >= MAX_CACHED_LOCKS) this.#locks.delete(this.#locks.keys().next().value as string)
       lock = new Lock({
         store,

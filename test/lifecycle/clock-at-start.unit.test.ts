@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { STARTUP_PROBES } from '../../lib/core/clock-probe.js'
+import { RECORD_VERSION, serializeRecord } from '../../lib/core/record.js'
 import { withSingleton } from '../../lib/index.js'
 import { silentLogger } from '../../lib/lifecycle/logger.js'
 import { lambdaContext } from '../support/lambda-context.js'
@@ -14,15 +15,21 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-function coldStart() {
+function coldStart({ released = false, readsToken = true } = {}) {
   // The store's Date counts whole seconds; INIT begins as a second begins.
   const clock = new ManualClock()
   const store = new ScriptedStore({ clock })
+  // The record an earlier run released, as a cron's lock is between two runs.
+  if (released)
+    store.memory.putRaw(
+      'locks/nightly',
+      serializeRecord({ v: RECORD_VERSION, token: 7, expires_at: 0, owner: 'earlier' }),
+    )
   let waitedMs = Number.NaN
   const handler = withSingleton(
     async (_event: unknown, context) => {
       const asked = clock.now()
-      await context.singleton.fencingToken()
+      if (readsToken) await context.singleton.fencingToken()
       waitedMs = clock.now() - asked
     },
     { store, clock, key: 'nightly', logger: silentLogger, metrics: false },
@@ -42,6 +49,35 @@ describe('learning the store clock at start', () => {
     await invoke()
     // The probes walked across the store's turn of its second, a tenth of it apart.
     expect(waited()).toBeLessThanOrEqual(1_000 / STARTUP_PROBES + 10)
+  })
+
+  it('inside Lambda, reads the lock during INIT, so that the first invocation takes it with one write and no read', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    const { clock, store, invoke } = coldStart({ released: true })
+    await clock.advance(1_600)
+    expect(store.memory.requests.read).toBe(1)
+    const before = { ...store.memory.requests }
+    await invoke()
+    // The acquisition and the release: no read.
+    expect(store.memory.requests).toMatchObject({ read: before.read, replace: before.replace + 2 })
+  })
+
+  it('shares the read of INIT with an invocation that begins while it is under way: one read in all', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    const { store, invoke } = coldStart({ released: true, readsToken: false })
+    await invoke()
+    expect(store.memory.requests).toMatchObject({ read: 1, replace: 2 })
+  })
+
+  it('stops probing the store clock when the first invocation begins: its own requests come first', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    const { clock, store, invoke } = coldStart({ released: true, readsToken: false })
+    await clock.advance(0)
+    await invoke()
+    const probesBy = store.memory.requests.probe
+    await clock.advance(1_600)
+    expect(store.memory.requests.probe).toBe(probesBy)
+    expect(probesBy).toBeLessThan(STARTUP_PROBES)
   })
 
   it('outside Lambda, sends nothing before the first invocation, whose token then waits up to a second', async () => {

@@ -93,6 +93,8 @@ export function coreContender(
   options: { calls: number; heartbeat: boolean; ttlMs: number },
 ): Promise<void>[] {
   const lock = newLock(stage, process, `${process.name}/owner`, options.ttlMs, stage.world.random.int(0, 3))
+  // Read ahead at start, as a Lambda's INIT does: the first acquisition writes over what it read.
+  if (stage.world.random.chance(0.5)) void lock.readAhead()
   const loop = async (call: number) => {
     const who = `${process.name}#${call}`
     while (stage.world.now < stage.endAt) {
@@ -293,7 +295,26 @@ export class LambdaFunction {
     this.#handler = this.#wrap()
   }
 
+  /**
+   * The handler, made as a module-scope one is during INIT. Most processes run "inside Lambda"
+   * (AWS_LAMBDA_FUNCTION_NAME set while it is made): INIT then reads the lock ahead and probes the
+   * store's clock, and the first invocation, whenever it comes, writes over what INIT read.
+   */
   #wrap(): (event: unknown, context: object) => Promise<unknown> {
+    const env = globalThis.process.env
+    const inLambda = this.stage.world.random.chance(0.7)
+    const saved = env.AWS_LAMBDA_FUNCTION_NAME
+    if (inLambda) env.AWS_LAMBDA_FUNCTION_NAME = this.name
+    else delete env.AWS_LAMBDA_FUNCTION_NAME
+    try {
+      return this.#handlerAtInit()
+    } finally {
+      if (saved === undefined) delete env.AWS_LAMBDA_FUNCTION_NAME
+      else env.AWS_LAMBDA_FUNCTION_NAME = saved
+    }
+  }
+
+  #handlerAtInit(): (event: unknown, context: object) => Promise<unknown> {
     const { stage } = this
     const process = this.#process
     const replaceable = this.options.onHeld === OnHeld.Replace
