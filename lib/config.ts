@@ -45,6 +45,22 @@ export type LockStoreKind = 's3' | 'dynamodb'
 export const DEFAULT_KEY_PREFIX = 'locks/'
 
 /**
+ * What is wrong with a non-empty key prefix that the runtime and the constructs both refuse, or
+ * undefined: one ending in a letter or digit runs into the lock's name (`locks` + `nightly` is
+ * `locksnightly`, outside a grant on `locks/`), and one with a leading `/` names no S3 key the
+ * constructs grant. Stores and constructs add their own rules (wildcards, length, emptiness).
+ */
+export function keyPrefixProblem(prefix: string, store: LockStoreKind | undefined): string | undefined {
+  if (/[\p{L}\p{N}]$/u.test(prefix)) {
+    return `ends in ${JSON.stringify(prefix.at(-1))}, so it runs into the lock's name (${JSON.stringify(`${prefix}nightly`)}); end it with a separator, e.g. ${JSON.stringify(`${prefix}/`)}`
+  }
+  if (store !== 'dynamodb' && prefix.startsWith('/')) {
+    return `starts with "/"; S3 keys have no leading slash (${JSON.stringify(prefix.replace(/^\/+/, ''))})`
+  }
+  return undefined
+}
+
+/**
  * The `source` of the payload that the construct's EventBridge Scheduler schedules send,
  * `{ source, schedule, scheduledTime }`, where `scheduledTime` is the tick's ISO time
  * (`<aws.scheduler.scheduled-time>`), used as the tick id for per-tick dedupe.

@@ -1,5 +1,6 @@
 import { Token } from 'aws-cdk-lib'
 import type { Construct } from 'constructs'
+import { keyPrefixProblem } from '../../lib/config.js'
 import { SingletonValidationError } from '../errors.js'
 
 /** How one lock store checks its key prefix. */
@@ -30,7 +31,8 @@ export function validateKeyPrefix(scope: Construct, prefix: string, rules: KeyPr
   if (prefix.length === 0) {
     fail(`is empty; use e.g. 'locks/' (an empty prefix would cover the whole ${rules.container})`)
   }
-  if (rules.noLeadingSlash && prefix.startsWith('/')) fail('starts with "/"; S3 keys have no leading slash')
+  const problem = keyPrefixProblem(prefix, rules.noLeadingSlash ? 's3' : 'dynamodb')
+  if (problem) fail(problem)
   if (/[*?]/.test(prefix)) fail('contains "*" or "?", which IAM reads as wildcards')
   if (prefix.length > rules.maxLength) fail(`is longer than ${rules.maxLength} characters`)
 }

@@ -109,11 +109,26 @@ function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; cancel:
   return { signal: controller.signal, cancel }
 }
 
+/**
+ * What a code means, for an answer without a body to say it (a HEAD's, or an engine's): the SDK
+ * then gives the message `UnknownError`, which tells a reader nothing.
+ */
+const MEANINGS: Readonly<Record<string, string>> = {
+  NoSuchBucket: 'the bucket does not exist (check its name, its region, and the endpoint)',
+  NotFound: 'no such object or bucket',
+  AccessDenied: 'access denied by the bucket or the caller’s policy',
+  Forbidden: 'access denied by the bucket or the caller’s policy',
+  ResourceNotFoundException: 'the table does not exist (check its name, its region, and the endpoint)',
+}
+
 /** An error for a message: its name and message, or that the request timed out. */
 export function describe(error: unknown, timedOut = false): string {
   if (timedOut) return 'request timed out'
-  if (error instanceof Error) return `${error.name}: ${error.message}`
-  return String(error)
+  if (!(error instanceof Error)) return String(error)
+  if (error.message && error.message !== 'UnknownError') return `${error.name}: ${error.message}`
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode
+  const meaning = MEANINGS[error.name] ?? 'the service gave no message'
+  return `${error.name}: ${meaning}${typeof status === 'number' ? ` (HTTP ${status})` : ''}`
 }
 
 /** `{ serverDate }` when known, to spread into a store's result. */

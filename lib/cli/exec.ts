@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { type Clock, systemClock } from '../core/clock.js'
 import type { LockStore } from '../core/store.js'
 import type { StartCommand } from '../exec/command-group.js'
+import { locateProgram } from '../exec/locate.js'
 import { logLine } from '../exec/log-line.js'
 import { ProcessGroup, type Shortfall } from '../exec/process-group.js'
 import { type SignalSource, supervise } from '../exec/supervise.js'
@@ -65,6 +66,8 @@ export interface ExecWorld {
   readonly start: (err: (text: string) => void) => StartCommand
   /** Tells this wrapper's runs apart in the owner (the pid and a nonce). */
   readonly runId: () => string
+  /** Why the program cannot be started (`locateProgram`), asked before the lock is. */
+  readonly locate: (program: string) => Promise<NodeJS.ErrnoException | undefined>
 }
 
 const REAL_WORLD: ExecWorld = {
@@ -72,12 +75,25 @@ const REAL_WORLD: ExecWorld = {
   signals: processSignals,
   start: startWarning,
   runId: () => `${process.pid}-${randomUUID().slice(0, 8)}`,
+  locate: (program) => locateProgram(program),
 }
 
 export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD): Promise<ExitCode> {
   const { line } = context
   const settings = line.exec
   if (!settings || line.key === undefined) throw new Error('exec: parsed without its command or key')
+  // A command that cannot start is reported before the lock is taken: no run, no failure counted.
+  const [program] = settings.argv
+  const unstartable = await world.locate(program)
+  if (unstartable) {
+    context.err(
+      logLine('ERROR', `cannot run ${program}: ${unstartable.message}; the lock was not taken`, {
+        key: line.key,
+        code: unstartable.code,
+      }),
+    )
+    return unstartable.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
+  }
   const lifecycle = new SingletonLifecycle<undefined, InvocationContext>(
     {
       store: context.opened.store,
@@ -122,7 +138,7 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
   const token = await handle
     .fencingToken(context.signal ? { signal: context.signal } : {})
     .then(async (ready) => {
-      if (world.clock.now() - waitFrom >= 1) await handle.lease.checkCurrent()
+      if (world.clock.now() - waitFrom >= 1) await run.lease.checkCurrent()
       return ready
     })
     .catch(() => undefined)
@@ -141,7 +157,7 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
       return handle.expiresAt
     },
     signal: handle.signal,
-    lease: handle.lease,
+    lease: run.lease,
   }
   const ended = await supervise(supervised, settings, {
     start: world.start(err),
@@ -153,7 +169,7 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
   context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
   // A takeover between two renewals is found by the release: the run overlapped another all the same.
-  const lost = ended.lost || run.handle.lease.isLost
+  const lost = ended.lost || run.lease.isLost
   // The command's own status passes through: any number 0-255, not only the CLI's own codes.
   return lost ? ExitCode.Lost : (ended.status as ExitCode)
 }
@@ -169,9 +185,9 @@ async function giveBackUnrun(
   err: (text: string) => void,
 ): Promise<ExitCode> {
   const { handle } = run
-  const fields = { key: handle.key, token: handle.lease.record.token }
+  const fields = { key: handle.key, token: run.lease.record.token }
   try {
-    await handle.lease.release()
+    await run.lease.release()
   } catch (error) {
     // Lost meanwhile (the lease's signal reports it), or the store failed: it expires by itself.
     err(

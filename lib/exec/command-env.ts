@@ -11,7 +11,7 @@ export const EXEC_ENV = {
   tick: 'LAMBDA_SINGLETON_TICK',
 } as const
 
-/** What supervision reads of the run's lease: a run's `SingletonHandle` is one. */
+/** What supervision reads of the run's lease (exec builds it from the run). */
 export interface SupervisedLease {
   readonly key: string
   readonly token: number

@@ -1,4 +1,4 @@
-import type { FencingTokenOptions, Lease } from '../core/lease.js'
+import type { FencingTokenOptions } from '../core/lease.js'
 import type { JsonValue } from '../core/record.js'
 
 /**
@@ -68,7 +68,6 @@ export interface SingletonHandle {
   readonly expiresAt: Date
   /** Aborted when the lease is lost, or when the run ends (the invocation returned or timed out). */
   readonly signal: AbortSignal
-  readonly lease: Lease
   /**
    * The checkpoint of unfinished work: what an earlier run that did not complete (it threw,
    * timed out or crashed) last passed to `saveCheckpoint`, e.g. where it stopped. `undefined`

@@ -333,7 +333,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         {
           outcome: Outcome.Error,
           key: run.handle.key,
-          token: run.handle.lease.record.token,
+          token: run.lease.record.token,
         },
       )
       await this.end(run, false).catch(() => undefined)

@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../config.js'
+import { DEFAULT_KEY_PREFIX, keyPrefixProblem, LOCK_ENV } from '../config.js'
 import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
 import { validateHistorySize } from '../core/lock-options.js'
@@ -146,6 +146,15 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   }
   const { key, store, waitMs = 0, clockSkewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS } = options
   const keyPrefix = options.keyPrefix ?? process.env[LOCK_ENV.keyPrefix] ?? DEFAULT_KEY_PREFIX
+  if (typeof keyPrefix !== 'string') fail(`keyPrefix must be a string, got ${typeof keyPrefix}`)
+  // The leading-slash rule is S3's: checked when the environment names a bucket (a given store may be either).
+  const kind = store === undefined && process.env[LOCK_ENV.bucket] ? 's3' : 'dynamodb'
+  const prefixProblem = keyPrefixProblem(keyPrefix, kind)
+  if (prefixProblem) {
+    const source =
+      options.keyPrefix === undefined ? `${LOCK_ENV.keyPrefix} (from the environment)` : 'keyPrefix'
+    fail(`${source} ${JSON.stringify(keyPrefix)} ${prefixProblem}`)
+  }
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     fail('key must be a non-empty string or a function (event, context) => string')
   }
@@ -212,7 +221,12 @@ function resolveMaxTickAge(given: unknown, fail: (message: string) => never): nu
   const value = given ?? Number(fromEnv)
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     const source = given === undefined ? `${LOCK_ENV.maxTickAgeMs} (from the environment)` : 'maxTickAgeMs'
-    const shown = given === undefined ? JSON.stringify(fromEnv) : String(given)
+    const shown =
+      given === undefined
+        ? JSON.stringify(fromEnv)
+        : typeof given === 'number'
+          ? String(given)
+          : `${JSON.stringify(given) ?? String(given)} (a ${typeof given})`
     fail(`${source} must be a finite number of ms above 0, got ${shown}`)
   }
   return value as number

@@ -11,10 +11,22 @@ export function reporter(
   logger: SingletonLogger,
   onOutcome: ((event: OutcomeEvent) => void) | undefined,
 ): Report {
-  return (level, message, event) => {
+  return (level, message, given) => {
+    const event = withWholeMs(given)
     const { error, ...fields } = event
     logger[level](message, { ...fields, ...(error && { error }), component: 'lambda-singleton' })
     onOutcome?.(event)
+  }
+}
+
+/** Durations in whole ms: the clock counts fractions (`performance.now`), a reader wants `412`, not `412.38791`. */
+function withWholeMs(event: OutcomeEvent): OutcomeEvent {
+  const { waitMs, heldMs, tickAgeMs } = event
+  return {
+    ...event,
+    ...(waitMs !== undefined && { waitMs: Math.round(waitMs) }),
+    ...(heldMs !== undefined && { heldMs: Math.round(heldMs) }),
+    ...(tickAgeMs !== undefined && { tickAgeMs: Math.round(tickAgeMs) }),
   }
 }
 

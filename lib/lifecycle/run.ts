@@ -28,6 +28,14 @@ export interface RunSettings {
   readonly watchMs?: number | undefined
 }
 
+/** Each handle's lease: for the simulator's oracle, which is handed only what handlers are. */
+const handleLeases = new WeakMap<SingletonHandle, Lease>()
+
+/** @internal The lease behind a run's handle (test/sim's oracle watches it); not for handlers. */
+export function leaseBehind(handle: SingletonHandle): Lease | undefined {
+  return handleLeases.get(handle)
+}
+
 /**
  * One invocation's run while it holds the lease: heartbeats (when the lease does not cover the
  * invocation), the handler's signal, lost-lease reporting, and the release. The lease says when
@@ -77,13 +85,21 @@ export class SingletonRun {
         return lease.expiresAt
       },
       signal: this.#controller.signal,
-      lease,
       checkpoint: lease.record.state,
       saveCheckpoint: (checkpoint) => lease.saveCheckpoint(checkpoint),
       cursor: lease.record.cursor,
       saveCursor: (cursor) => lease.saveCursor(cursor),
       tick,
     }
+    handleLeases.set(this.handle, lease)
+  }
+
+  /**
+   * The run's lease, for the lifecycle and `exec`. Handlers get the handle, which cannot release
+   * it: the release is the lifecycle's, with the run's outcome (`last_run`, history, failures).
+   */
+  get lease(): Lease {
+    return this.#lease
   }
 
   /** Whether the invocation's time is over by the clock: a run still open then was abandoned. */

@@ -57,7 +57,7 @@ export function sendS3<C extends S3Command>(
     ...options,
     errors: S3_ERRORS,
     what,
-    misconfigured: (error) => bucketHostError(error, bucket, what, key),
+    misconfigured: (error) => bucketHostError(error, bucket, what, key, options.caller),
   })
 }
 

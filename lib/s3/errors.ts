@@ -76,15 +76,19 @@ export function bucketHostError(
   bucket: string,
   what: string,
   key: string,
+  caller?: string,
 ): LockConfigurationError | undefined {
   const { code, hostname } = errorFields<{ code: unknown; hostname: unknown }>(error)
   if (code !== 'ENOTFOUND' || typeof hostname !== 'string') return undefined
   if (!hostname.startsWith(`${bucket}.`) || AWS_HOST.test(hostname)) return undefined
+  // The client to fix is the one the caller was given: fencedPut's own, or the store's.
+  const fix = caller?.startsWith('fencedPut')
+    ? 'pass fencedPut a path-style client: fencedPut({ s3: new S3Client({ forcePathStyle: true }), … })'
+    : 'give the store a path-style client: new S3LockStore({ bucket, s3: new S3Client({ forcePathStyle: true }) })'
   return new LockConfigurationError(
     `the bucket's host name ${hostname} does not resolve (getaddrinfo ENOTFOUND): ${what} addressed ` +
       'the bucket virtual-hosted style, which a custom endpoint (LocalStack, MinIO, a local engine) ' +
-      'rarely serves; give the store a path-style client: ' +
-      'new S3LockStore({ bucket, s3: new S3Client({ forcePathStyle: true }) })',
+      `rarely serves; ${fix}`,
     { key, reason: ConfigurationReason.BucketHostUnresolved, cause: error },
   )
 }

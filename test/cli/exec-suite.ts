@@ -1,6 +1,9 @@
 // `lambda-singleton exec` as real processes against a real engine (Ceph's S3 or DynamoDB Local),
 // the job a real process too. Delays are measured and printed, not bounded: the machine is shared.
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { runCliProgram } from '../support/cli.js'
@@ -11,6 +14,13 @@ export interface ExecEngine {
   /** `--bucket B` or `--table T …` */
   readonly store: () => string[]
   readonly env: () => Record<string, string>
+}
+
+/** A file that is there but may not be run: the shell's 126. */
+function notExecutable(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'exec-126-')), 'job.sh')
+  writeFileSync(path, '#!/bin/sh\necho never\n', { mode: 0o644 })
+  return path
 }
 
 const measured = (what: string, ms: number) => console.info(`[exec measure] ${what}: ${Math.round(ms)} ms`)
@@ -93,7 +103,7 @@ export function execSuite(engine: ExecEngine) {
       expect(log.notes().filter((note) => ['fail', 'wait'].includes(note.id))).toEqual([])
     })
 
-    it('usage errors exit 2 before taking the lock; a missing command exits 127, the lock released', async () => {
+    it('usage errors exit 2, a missing command 127 and one that cannot run 126, all before taking the lock', async () => {
       const lockKey = key()
       for (const args of [
         ['--key', lockKey],
@@ -105,9 +115,15 @@ export function execSuite(engine: ExecEngine) {
         expect((await run.exited()).code, args.join(' ')).toBe(ExitCode.Usage)
       }
       expect((await cli('inspect', '--key', lockKey)).code).toBe(ExitCode.NotFound)
-      const missing = exec(['--key', lockKey, '--', '/nonexistent/command'])
-      expect((await missing.exited()).code).toBe(ExitCode.CommandNotFound)
-      expect((await record(lockKey)).expires_at).toBe(0) // taken, and given back
+      for (const command of ['/nonexistent/command', 'no-such-command-on-path']) {
+        const missing = exec(['--key', lockKey, '--', command])
+        expect((await missing.exited()).code, command).toBe(ExitCode.CommandNotFound)
+        expect(missing.stderr).toMatch(/cannot run .*; the lock was not taken/)
+      }
+      const cannotRun = exec(['--key', lockKey, '--', notExecutable()])
+      expect((await cannotRun.exited()).code).toBe(ExitCode.CannotRun)
+      // Nothing written: no run was recorded, so none counts as failed.
+      expect((await cli('inspect', '--key', lockKey)).code).toBe(ExitCode.NotFound)
     })
 
     it('forwards SIGTERM to the command, and releases after it exits', async () => {

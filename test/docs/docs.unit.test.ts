@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { RunOutcome } from '../../lib/core/record.js'
 import { mismatch, root, tsBlocks, untracedTsBlocks } from './support/code-blocks.js'
 
 const docs = readdirSync(join(root, 'docs'))
@@ -36,6 +37,13 @@ const anchors = (path: string) =>
   new Set([...read(path).matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1] ?? '')))
 
 describe('docs/', () => {
+  it('names every outcome a run may have in the history, where the history is explained', () => {
+    for (const doc of ['docs/cli.md', 'docs/api.md']) {
+      for (const outcome of Object.values(RunOutcome))
+        expect(read(doc), `${doc}: ${outcome}`).toContain(`\`${outcome}\``)
+    }
+  })
+
   it('has the pages the README links to', () => {
     const readme = read('README.md')
     expect(docs.length).toBeGreaterThanOrEqual(4)

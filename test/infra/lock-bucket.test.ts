@@ -215,6 +215,11 @@ describe('LockBucket on an existing bucket', () => {
 
 describe('LockBucket validation', () => {
   const cases: Array<[string, (stack: Stack) => void, RegExp]> = [
+    [
+      'a prefix that runs into the lock name',
+      (s) => new LockBucket(s, 'L', { keyPrefix: 'locks' }),
+      /runs into the lock's name/,
+    ],
     ['an empty prefix', (s) => new LockBucket(s, 'L', { keyPrefix: '' }), /keyPrefix "" is empty/],
     ['a wildcard in the prefix', (s) => new LockBucket(s, 'L', { keyPrefix: 'locks/*' }), /wildcards/],
     ['a leading slash', (s) => new LockBucket(s, 'L', { keyPrefix: '/locks/' }), /leading slash/],

@@ -406,10 +406,19 @@ describe('LockTable and cdk-nag', () => {
 describe('LockTable validation', () => {
   const existing = (s: Stack) => dynamodb.Table.fromTableName(s, 'Existing', 'mine')
   const cases: Array<[string, (stack: Stack) => void, RegExp, string?]> = [
+    [
+      'a prefix that runs into the lock name',
+      (s) => new LockTable(s, 'L', { keyPrefix: 'locks' }),
+      /runs into the lock's name/,
+    ],
     ['an empty prefix', (s) => new LockTable(s, 'L', { keyPrefix: '' }), /LockTable: keyPrefix "" is empty/],
     ['a * in the prefix', (s) => new LockTable(s, 'L', { keyPrefix: 'locks/*' }), /wildcards/],
     ['a ? in the prefix', (s) => new LockTable(s, 'L', { keyPrefix: 'lock?' }), /wildcards/],
-    ['a prefix too long', (s) => new LockTable(s, 'L', { keyPrefix: 'x'.repeat(1025) }), /longer than 1024/],
+    [
+      'a prefix too long',
+      (s) => new LockTable(s, 'L', { keyPrefix: `${'x'.repeat(1024)}#` }),
+      /longer than 1024/,
+    ],
     ['an empty partition key', (s) => new LockTable(s, 'L', { partitionKey: '' }), /partitionKey "" must be/],
     [
       'both table and tableName',
@@ -469,7 +478,7 @@ describe('LockTable validation', () => {
   })
 
   it('accepts the edges: a one-character prefix without a slash, a 1024-character prefix', () => {
-    expect(() => new LockTable(testStack(), 'L', { keyPrefix: 'l' })).not.toThrow()
-    expect(() => new LockTable(testStack(), 'L', { keyPrefix: 'x'.repeat(1024) })).not.toThrow()
+    expect(() => new LockTable(testStack(), 'L', { keyPrefix: '#' })).not.toThrow()
+    expect(() => new LockTable(testStack(), 'L', { keyPrefix: `${'x'.repeat(1023)}#` })).not.toThrow()
   })
 })

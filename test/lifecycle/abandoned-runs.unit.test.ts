@@ -34,7 +34,7 @@ describe('runs whose adapter never ended them', () => {
     expect(await next()).toMatchObject({ status: 'running' })
     // Its lease ran out with the invocation: freed (a write conditional on its etag), not reported released.
     expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'held', 'error', 'acquired'])
-    expect(outcomes[2]).toEqual({ outcome: 'error', key: KEY, token: abandoned.handle.lease.record.token })
+    expect(outcomes[2]).toEqual({ outcome: 'error', key: KEY, token: abandoned.lease.record.token })
     expect(lines[2]?.level).toBe('warn')
   })
 
@@ -52,7 +52,7 @@ describe('runs whose adapter never ended them', () => {
     const run = await begin({}, 60_000)
     await clock.advance(1_000)
     expect(await next()).toMatchObject({ status: 'skipped' })
-    expect(record()).toMatchObject({ token: run.handle.lease.record.token, expires_at: expect.any(Number) })
+    expect(record()).toMatchObject({ token: run.lease.record.token, expires_at: expect.any(Number) })
     expect(record().expires_at).toBeGreaterThan(0)
   })
 

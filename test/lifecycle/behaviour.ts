@@ -596,6 +596,49 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       })
     })
 
+    it('names a string given as maxTickAgeMs as a string, not as the number it looks like', () => {
+      const { wrap } = world(adapter)
+      expect(() => wrap(async () => 'ran', { maxTickAgeMs: '600000' as unknown as number })).toThrow(
+        /got "600000" \(a string\)/,
+      )
+    })
+
+    it.each([
+      [
+        'locks',
+        /keyPrefix "locks" ends in "s", so it runs into the lock's name \("locksnightly"\); end it with a separator, e.g. "locks\/"/,
+      ],
+      ['jobs-2', /ends in "2"/],
+    ])(
+      'refuses the key prefix %j, which would run into the lock name, when the handler is made',
+      (keyPrefix, message) => {
+        const { wrap } = world(adapter)
+        expect(() => wrap(async () => 'ran', { keyPrefix })).toThrow(LockOptionsError)
+        expect(() => wrap(async () => 'ran', { keyPrefix })).toThrow(message)
+      },
+    )
+
+    it('accepts key prefixes that end in a separator, and none at all', () => {
+      const { wrap } = world(adapter)
+      for (const keyPrefix of ['locks/', 'LOCK#', 'team:jobs:', '']) {
+        expect(() => wrap(async () => 'ran', { keyPrefix })).not.toThrow()
+      }
+    })
+
+    it('refuses a key prefix from the environment that would run into the lock name, naming the variable', () => {
+      const saved = process.env.LAMBDA_SINGLETON_KEY_PREFIX
+      process.env.LAMBDA_SINGLETON_KEY_PREFIX = 'locks'
+      try {
+        const { wrap } = world(adapter)
+        expect(() => wrap(async () => 'ran', {})).toThrow(
+          /LAMBDA_SINGLETON_KEY_PREFIX \(from the environment\) "locks"/,
+        )
+      } finally {
+        if (saved === undefined) delete process.env.LAMBDA_SINGLETON_KEY_PREFIX
+        else process.env.LAMBDA_SINGLETON_KEY_PREFIX = saved
+      }
+    })
+
     it('types context.singleton for the handler', async () => {
       const { clock, wrap, context, record } = world(adapter)
       const handler = wrap(async (_event, ctx) => {

@@ -40,6 +40,18 @@ describe('outcomes and log lines', () => {
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
   })
 
+  it('gives durations in whole milliseconds, as the clock counts fractions of one', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    store.script('read', () => clock.sleep(40.374_19).then(() => 'ok'))
+    const handler = wrap(async () => clock.sleep(2_500.618_2).then(() => 'ok'))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    expect(outcomes.map(({ waitMs, heldMs }) => ({ waitMs, heldMs }))).toEqual([
+      { waitMs: 40, heldMs: undefined },
+      { waitMs: undefined, heldMs: 2_501 },
+    ])
+    expect(lines[1]?.fields).toMatchObject({ heldMs: 2_501 })
+  })
+
   it('a late tick is a warning naming the tick and how late it came', async () => {
     const { clock, wrap, context, lines } = world()
     const tick = new Date(clock.now() - 7_200_000).toISOString()
@@ -254,10 +266,19 @@ describe('outcomes and log lines', () => {
     expect(kinds()).toEqual(['acquired', 'release-failed'])
   })
 
-  it('a handler that released the lease itself is not reported released a second time', async () => {
+  it('gives the handler no way to release the run early: the lifecycle releases it, recording the run', async () => {
     const { clock, wrap, context, kinds, record } = world()
-    await clock.run(wrap(async (_e, ctx) => ctx.singleton.lease.release())({}, context()))
-    expect(record()).toMatchObject({ expires_at: 0 })
-    expect(kinds()).toEqual(['acquired'])
+    let handle: object = {}
+    await clock.run(
+      wrap(async (_e, ctx) => {
+        handle = ctx.singleton
+      })(schedulerEvent('2026-11-21T03:00:00Z'), context()),
+    )
+    expect(
+      Object.values(handle).some((value) => typeof value === 'object' && value && 'release' in value),
+    ).toBe(false)
+    expect('lease' in handle).toBe(false)
+    expect(record()).toMatchObject({ expires_at: 0, last_run: '2026-11-21T03:00:00Z' })
+    expect(kinds()).toEqual(['acquired', 'released'])
   })
 })

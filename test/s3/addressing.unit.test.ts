@@ -1,7 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigurationReason, Lock, LockConfigurationError } from '../../lib/index.js'
-import { S3LockStore } from '../../lib/s3/index.js'
+import { fencedPut, S3LockStore } from '../../lib/s3/index.js'
 import { leaseOf } from '../support/lease-of.js'
 
 // `.invalid` never resolves (RFC 6761), wherever the test runs: like `my-locks.localhost` on a
@@ -46,6 +46,26 @@ describe('an S3 client on a custom endpoint that puts the bucket in the host nam
     expect(message).toContain('S3 GetObject on s3://my-locks/locks/job')
     expect(message).toContain('virtual-hosted')
     expect(message).toContain('new S3Client({ forcePathStyle: true })')
+  })
+
+  it('tells a fencedPut caller to fix the client it passed to fencedPut, not the lock store', async () => {
+    const failed = await fencedPut({
+      s3: virtualHosted,
+      bucket: 'my-outputs',
+      key: 'reports/today.json',
+      body: '{}',
+      token: 7,
+    }).then(
+      () => new Error('written'),
+      (error: unknown) => error,
+    )
+    expect(failed).toBeInstanceOf(LockConfigurationError)
+    const { message } = failed as Error
+    expect(message).toContain('fencedPut: HeadObject on s3://my-outputs/reports/today.json')
+    expect(message).toContain(
+      'pass fencedPut a path-style client: fencedPut({ s3: new S3Client({ forcePathStyle: true })',
+    )
+    expect(message).not.toContain('S3LockStore')
   })
 
   it('leaves a host that does not resolve without the bucket in it a network error, worth another try', async () => {

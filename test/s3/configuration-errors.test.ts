@@ -102,3 +102,21 @@ describe.each(REFUSALS)('S3 with %s (%s), on a real engine', (_, code, credentia
     client.destroy()
   })
 })
+
+describe('a bucket that does not exist', () => {
+  it('is named as such on the first request, not as an UnknownError, and no retry is spent on it', async () => {
+    const missing = `${bucket}-missing`
+    const client = testS3Client()
+    const requests = countRequests(client)
+    const error = await new S3Lock({ s3: client, bucket: missing, key: 'locks/nightly' }).tryAcquire().then(
+      () => expect.unreachable('acquired'),
+      (e: unknown) => e as Error,
+    )
+    expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
+    expect(error.message).toContain(`S3 GetObject on s3://${missing}/locks/nightly failed: NoSuchBucket`)
+    expect(error.message).toContain('the bucket does not exist')
+    expect(error.message).not.toContain('UnknownError')
+    expect(requests.total()).toBe(1)
+    client.destroy()
+  })
+})

@@ -7,6 +7,7 @@ import { withSingleton } from '../../lib/lambda/with-singleton.js'
 import { LockHeldError } from '../../lib/lifecycle/errors.js'
 import type { SingletonLogger } from '../../lib/lifecycle/logger.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
+import { leaseBehind } from '../../lib/lifecycle/run.js'
 import { FencedWriteRejectedError } from '../../lib/s3/fenced-put.js'
 import { reportingTokens, TokenUse, tokenUse, writeOutput } from './fenced-output.js'
 import { holdingOf, type Oracle } from './oracle.js'
@@ -325,10 +326,11 @@ export class LambdaFunction {
     >(
       async (event, context) => {
         const handle = context.singleton
-        this.#leases.set(event.call, handle.lease)
+        const lease = leaseBehind(handle) as Lease
+        this.#leases.set(event.call, lease)
         const label = `${process.name}/${context.awsRequestId}`
-        stage.oracle.handOut(holdingOf(handle.lease), process, label)
-        stage.trace(`${process.name} runs ${handle.tick}, writing token ${handle.lease.record.token}`)
+        stage.oracle.handOut(holdingOf(lease), process, label)
+        stage.trace(`${process.name} runs ${handle.tick}, writing token ${lease.record.token}`)
         const use = tokenUse(stage)
         if (use === TokenUse.AtOnce) await reportingTokens(stage, process, handle, label).fencingToken()
         await work(stage, process, handle.signal, this.options.ttlMs ?? this.options.timeoutMs / 4)

@@ -84,13 +84,19 @@ async function runOnce(
   }
   const lines: string[] = []
   let group: SimGroup | undefined
+  // Most missing programs are found missing before the lock is asked for; a few vanish between
+  // that look and their start.
+  const plan = commandPlan(stage, host)
+  const missingAtLook = plan.missing && world.random.chance(0.7)
   const simWorld: ExecWorld = {
     clock: process.clock,
     signals,
     runId: () => run.id,
+    locate: async () =>
+      missingAtLook ? Object.assign(new Error('job.sh: not found in PATH'), { code: 'ENOENT' }) : undefined,
     start: () => (_argv, env) => {
       const token = Number(env.LAMBDA_SINGLETON_TOKEN)
-      group = new SimGroup(world, process, commandPlan(stage, host), 1_000 + Number(run.id.slice(4)))
+      group = new SimGroup(world, process, plan, 1_000 + Number(run.id.slice(4)))
       stage.oracle.jobStarted(group, token, process, `${process.name}/${run.id}`, host.killAfterMs)
       stage.trace(`${process.name} starts job.sh with token ${token} (${run.id})`)
       return group
