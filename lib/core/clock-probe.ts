@@ -148,20 +148,23 @@ export class ClockProber {
  * that a cold start's first token waits a few ms instead of up to a second. At most
  * `STARTUP_PROBES` requests over `STARTUP_MS`; never rejects, and holds no timer that would keep
  * the process alive. `key` is one the caller may read (a probe is a HEAD or a projected read).
- * `stop` ends it before the next probe (a Lambda's first invocation has begun: its requests first).
+ * `quiet` holds the probes while it returns a promise (an invocation is acquiring: its requests first).
  */
 export async function learnStoreClock(
   store: LockStore,
   key: string,
   clock: Clock,
-  stop?: AbortSignal,
+  quiet?: () => Promise<void> | undefined,
 ): Promise<void> {
   const serverClock = serverClockOf(store, clock)
   const prober = new ClockProber(store, key, clock, serverClock)
   const until = clock.now() + STARTUP_MS
   for (let sent = 0; sent < STARTUP_PROBES; sent++) {
+    // Held while the invocation's own requests are under way: they come first.
+    const busy = quiet?.()
+    if (busy) await busy
     const now = clock.now()
-    if (now >= until || stop?.aborted) return
+    if (now >= until) return
     if (!serverClock.known) {
       await prober.ask(until)
       continue
@@ -169,7 +172,10 @@ export async function learnStoreClock(
     const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
     if (plan === undefined) return
     if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
-    if (stop?.aborted) return
+    if (quiet?.()) {
+      sent-- // planned before the invocation came: planned again once it is quiet
+      continue
+    }
     await prober.probe(plan, until)
   }
 }

@@ -64,8 +64,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
   #store: Promise<LockStore> | undefined
-  /** Aborted when the first invocation begins: the probes of INIT stop then. */
-  readonly #invoked = new AbortController()
+  /** Settled when the acquisition under way is: INIT's probes wait for it (`learnStoreClock`). */
+  #acquiring: Promise<void> | undefined
 
   constructor(options: SingletonOptions<TEvent, TContext>, where: string) {
     this.#config = resolveOptions(options, where)
@@ -81,8 +81,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
    * the lock ahead (`Lock.readAhead`: the first invocation then writes at once over a free record,
    * and the read dates the store's clock), then learns that clock in the background (a few
    * probes, `learnStoreClock`), so that the first invocation's token waits a few ms rather than
-   * up to a second. The probes stop when the first invocation begins: its own requests come
-   * first. Never fails the import: the first invocation reports whatever is wrong with the store.
+   * up to a second. The probes wait while an invocation acquires: its own requests come first.
+   * Never fails the import: the first invocation reports whatever is wrong with the store.
    */
   #learnClockAtStart(): void {
     const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME
@@ -94,7 +94,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const learn = async () => {
       // A key made from each event is not known yet: the clock is learnt on the default one.
       if (named) await (await this.#lockFor(lockKey)).readAhead()
-      await learnStoreClock(await this.#storeOf(), lockKey, this.#clock, this.#invoked.signal)
+      await learnStoreClock(await this.#storeOf(), lockKey, this.#clock, () => this.#acquiring)
     }
     learn().catch(() => undefined)
   }
@@ -116,7 +116,6 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
    * signal's reason, reported as nothing (the caller was stopped, nothing failed).
    */
   async begin(event: TEvent, context: TContext, signal?: AbortSignal): Promise<RunStart> {
-    this.#invoked.abort()
     await this.#sweepAbandoned()
     const config = this.#config
     const key = this.#keyOf(event, context)
@@ -125,7 +124,16 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     if (late) return late
     const timing = runTiming(config, context, this.#clock)
     const report = this.#reportFor(context)
-    const { attempt, waitMs } = await this.#attempt(key, tick, timing, context, report, signal)
+    const attempting = this.#attempt(key, tick, timing, context, report, signal)
+    const settled = attempting.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.#acquiring = settled
+    void settled.then(() => {
+      if (this.#acquiring === settled) this.#acquiring = undefined
+    })
+    const { attempt, waitMs } = await attempting
 
     const at = { key, tick, waitMs }
     switch (attempt.status) {
