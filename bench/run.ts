@@ -13,9 +13,10 @@
  *    BENCH_PHASE_ROUNDS, BENCH_BURST_ROUNDS and BENCH_PROCESSES size those rows;
  * 3. the three handlers users write (peers/shape-runs.ts): one that never reads its fencing
  *    token, one that reads it after a second of work, one that reads it at once, each cold (a
- *    new process per run), warm back to back and, with `npm run bench -- --cron` (or
- *    BENCH_CRON_RUNS=n), warm every 60 s at a fixed phase for 10 (n) minutes: a cron's cadence.
- *    BENCH_SHAPE_PROCESSES and BENCH_SHAPE_ROUNDS size the first two; BENCH_ONLY=handlers runs this part alone.
+ *    new process per run), warm back to back, warm at a fixed phase every few seconds (8 s for
+ *    five peers: a frequent schedule) and, with `npm run bench -- --cron` (or BENCH_CRON_RUNS=n),
+ *    warm every 60 s at a fixed phase for 10 (n) minutes: a cron's cadence. BENCH_SHAPE_PROCESSES
+ *    sizes the first, BENCH_SHAPE_ROUNDS the next two; BENCH_ONLY=handlers runs this part alone.
  *
  * Request counts are exact and do not depend on the machine; times do.
  */

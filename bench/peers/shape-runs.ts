@@ -4,7 +4,8 @@
  * peer interleaved in each: a new process per run (cold), a warm container invoked back to back,
  * and, when asked for (it takes `cronRuns` minutes), a warm container invoked every 60 s at a
  * fixed phase of the second, as a cron's invocations arrive. Only lambda-singleton reads a token;
- * the peers run the same work.
+ * the peers run the same work. A fourth row per handler, warm at a fixed phase every few seconds (as
+ * often as the peers in turn allow), is the frequent schedule's.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PeerId, PeerSetup } from './all.js'
@@ -38,6 +39,7 @@ export async function measureShapes(
   for (const shape of JOB_SHAPES) {
     rows.push(await cold(contenders, setup, shape, options.processes))
     rows.push(await warmBackToBack(peers, shape, options.burstRounds))
+    rows.push(await everyFewSeconds(peers, shape, options.burstRounds))
   }
   if (options.cronRuns > 0) rows.push(...(await everyMinute(peers, options.cronRuns)))
   return rows
@@ -85,6 +87,32 @@ async function warmBackToBack(peers: readonly Contender[], shape: JobShape, roun
     label: `a handler that ${shape.name}, warm, back to back`,
     short: `${shape.name}: warm, back to back`,
     how: 'each invocation as soon as the one before it (of any peer, in turn) is done',
+    on,
+  }
+}
+
+/**
+ * One warm container per peer, each invoked at a fixed phase of the second as often as the peers
+ * in turn allow (a slot of `SLOT_MS` each: every 8 s for five peers): a frequent schedule, where
+ * the drift allowed between runs is a few ms at most, as in the old every-2-s row.
+ */
+async function everyFewSeconds(peers: readonly Contender[], shape: JobShape, runs: number): Promise<JobRow> {
+  const containers = new Map(peers.map((c) => [c, containerOf(c)]))
+  const on = new Map(peers.map((c): [Contender, JobRun[]] => [c, []]))
+  for (const c of peers) await runJob(containers.get(c) as Container, jobOf(shape), nextTick(), shape) // warm up
+  const periodMs = Math.ceil((peers.length * SLOT_MS) / 1_000) * 1_000
+  const start = Math.ceil((Date.now() + 1_000) / 1_000) * 1_000
+  for (let round = 0; round < runs; round++) {
+    for (const [i, c] of peers.entries()) {
+      const at = start + round * periodMs + i * SLOT_MS + SLOT_PHASE_MS
+      await sleep(Math.max(0, at - Date.now()))
+      on.get(c)?.push(await runJob(containers.get(c) as Container, jobOf(shape), nextTick(), shape))
+    }
+  }
+  return {
+    label: `a handler that ${shape.name}, warm, every ${periodMs / 1_000} s at a fixed phase`,
+    short: `${shape.name}: warm, every ${periodMs / 1_000} s`,
+    how: `each peer in a slot of its own, ${SLOT_PHASE_MS} or ${SLOT_PHASE_MS + 500} ms past a second, every ${periodMs / 1_000} s`,
     on,
   }
 }

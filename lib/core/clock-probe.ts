@@ -30,6 +30,8 @@ export interface ProbePlan {
   /** The turn of the store's second it is for (store time), and the spacing kept for that turn. */
   readonly tick: number
   readonly spacingMs: number
+  /** The probes per tick that spacing was set for. */
+  readonly probesPerTick: number
 }
 
 /**
@@ -60,12 +62,15 @@ export function nextProbeAt(
   if (width <= Math.max(SHARP_ROUND_TRIPS * roundTrip, SHARP_MS)) return undefined
   const pace = clock.probePace
   // The spacing is set once per tick: recomputed from the shrinking window, it would shrink too.
-  const spacingMs =
-    pace.tick === window.tick ? pace.spacingMs : Math.ceil(Math.max(roundTrip, width / probesPerTick, 1))
+  // A caller that waits on the answer (a token awaited) wants more probes per tick than one that
+  // only keeps the estimate narrow (INIT, a held lease): it tightens the tick's spacing, once.
+  const kept = pace.tick === window.tick && pace.probesPerTick >= probesPerTick
+  const spacingMs = kept ? pace.spacingMs : Math.ceil(Math.max(roundTrip, width / probesPerTick, 1))
+  const perTick = kept ? pace.probesPerTick : probesPerTick
   const at = Math.max(now, window.from + spacingMs, pace.lastAt + spacingMs)
   // Sent this late, its answer comes back after the turn is surely past: it would say nothing new.
   if (at + roundTrip >= window.to || at >= until) return undefined
-  return { at, tick: window.tick, spacingMs }
+  return { at, tick: window.tick, spacingMs, probesPerTick: perTick }
 }
 
 /** Notes a probe of `plan` sent at local time `sentAt`: the locks sharing the estimate keep its pace. */
@@ -73,6 +78,7 @@ export function probeSent(clock: ServerClock, plan: ProbePlan, sentAt: number): 
   const pace = clock.probePace
   pace.tick = plan.tick
   pace.spacingMs = plan.spacingMs
+  pace.probesPerTick = plan.probesPerTick
   pace.lastAt = sentAt
 }
 

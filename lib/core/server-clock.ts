@@ -37,6 +37,8 @@ export interface TickWindow {
 export interface ProbePace {
   tick: number
   spacingMs: number
+  /** The probes per tick the spacing was set for: a caller that wants more tightens it once. */
+  probesPerTick: number
   lastAt: number
 }
 
@@ -58,7 +60,12 @@ export class ServerClock {
   #learnedAt: number | undefined
   #roundTripMs: number | undefined
   /** How probes are paced (see `clock-probe.ts`): the locks sharing this estimate share one pace. */
-  readonly probePace: ProbePace = { tick: Number.NaN, spacingMs: 0, lastAt: Number.NEGATIVE_INFINITY }
+  readonly probePace: ProbePace = {
+    tick: Number.NaN,
+    spacingMs: 0,
+    probesPerTick: 0,
+    lastAt: Number.NEGATIVE_INFINITY,
+  }
 
   constructor(
     private readonly clock: Clock,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { STARTUP_PROBES } from '../../lib/core/clock-probe.js'
+import { PROBES_PER_TICK, STARTUP_PROBES } from '../../lib/core/clock-probe.js'
 import { RECORD_VERSION, serializeRecord } from '../../lib/core/record.js'
 import { withSingleton } from '../../lib/index.js'
 import { silentLogger } from '../../lib/lifecycle/logger.js'
@@ -15,9 +15,9 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-function coldStart({ released = false, readsToken = true } = {}) {
-  // The store's Date counts whole seconds; INIT begins as a second begins.
-  const clock = new ManualClock()
+function coldStart({ released = false, readsToken = true, phaseMs = 0 } = {}) {
+  // The store's Date counts whole seconds; INIT begins as a second begins (or phaseMs after).
+  const clock = new ManualClock(1_800_000_000_000 + phaseMs)
   const store = new ScriptedStore({ clock })
   // The record an earlier run released, as a cron's lock is between two runs.
   if (released)
@@ -87,6 +87,19 @@ describe('learning the store clock at start', () => {
     await clock.advance(1_600)
     expect(store.memory.requests.probe).toBeGreaterThan(probesAtInvoke)
     expect(store.memory.requests.probe).toBeLessThanOrEqual(STARTUP_PROBES)
+  })
+
+  it('lets a token awaited as soon as INIT is done probe at its own pace, not at INIT’s coarser one', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    for (const phaseMs of [0, 37, 333, 561]) {
+      const { clock, invoke, waited } = coldStart({ released: true, phaseMs })
+      await clock.advance(100) // INIT's read and a first probe, a tenth of the second apart
+      await invoke()
+      // The wait ends within a fortieth of a second after the store's second turns.
+      expect(waited(), `INIT at ${phaseMs} ms past the second`).toBeLessThanOrEqual(
+        1_000 - phaseMs - 100 + 1_000 / PROBES_PER_TICK + 5,
+      )
+    }
   })
 
   it('outside Lambda, sends nothing before the first invocation, whose token then waits up to a second', async () => {
