@@ -51,10 +51,11 @@ export const DEFAULT_KEY_PREFIX = 'locks/'
  * constructs grant. Stores and constructs add their own rules (wildcards, length, emptiness).
  */
 export function keyPrefixProblem(prefix: string, store: LockStoreKind | undefined): string | undefined {
+  // `store` undefined: not known yet (a store given to the runtime may be either), no S3 rule.
   if (/[\p{L}\p{N}]$/u.test(prefix)) {
     return `ends in ${JSON.stringify(prefix.at(-1))}, so it runs into the lock's name (${JSON.stringify(`${prefix}nightly`)}); end it with a separator, e.g. ${JSON.stringify(`${prefix}/`)}`
   }
-  if (store !== 'dynamodb' && prefix.startsWith('/')) {
+  if (store === 's3' && prefix.startsWith('/')) {
     return `starts with "/"; S3 keys have no leading slash (${JSON.stringify(prefix.replace(/^\/+/, ''))})`
   }
   return undefined

@@ -33,9 +33,24 @@ export async function storeFromEnvironment(where: string): Promise<LockStore> {
   throw new LockOptionsError(`${where}: ${LOCK_ENV.store} is "${kind}" but ${named} is not set`)
 }
 
-function chosenKind(where: string, bucket?: string, table?: string): LockStoreKind {
+/**
+ * The store the environment names, without judging it: undefined when it names none, names an
+ * unknown kind, or sets both the bucket and the table without saying which (`chosenKind` says why).
+ */
+export function environmentStoreKind(): LockStoreKind | undefined {
   const kind = process.env.LAMBDA_SINGLETON_STORE
   if (kind === 's3' || kind === 'dynamodb') return kind
+  if (kind) return undefined
+  const bucket = process.env[LOCK_ENV.bucket]
+  const table = process.env[LOCK_ENV.table]
+  if (bucket && table) return undefined
+  return bucket ? 's3' : table ? 'dynamodb' : undefined
+}
+
+function chosenKind(where: string, bucket?: string, table?: string): LockStoreKind {
+  const named = environmentStoreKind()
+  if (named) return named
+  const kind = process.env.LAMBDA_SINGLETON_STORE
   if (kind) {
     throw new LockOptionsError(`${where}: ${LOCK_ENV.store} must be "s3" or "dynamodb", not "${kind}"`)
   }
@@ -44,8 +59,6 @@ function chosenKind(where: string, bucket?: string, table?: string): LockStoreKi
       `${where}: both ${LOCK_ENV.bucket} and ${LOCK_ENV.table} are set: unset one, set ${LOCK_ENV.store}, or pass { store }`,
     )
   }
-  if (bucket) return 's3'
-  if (table) return 'dynamodb'
   throw new LockOptionsError(
     `${where}: no lock store: pass { store } (e.g. new S3LockStore({ bucket }) from 'lambda-singleton/s3'), or set ${LOCK_ENV.bucket} or ${LOCK_ENV.table} (the constructs set them)`,
   )

@@ -10,6 +10,7 @@ import {
   defaultHeartbeatMs,
   validateTiming,
 } from '../core/timing.js'
+import { environmentStoreKind } from './default-store.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
 import { consoleLogger, type SingletonLogger } from './logger.js'
 import { type SingletonMetricsOptions, validateMetrics } from './metrics.js'
@@ -147,13 +148,12 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   const { key, store, waitMs = 0, clockSkewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS } = options
   const keyPrefix = options.keyPrefix ?? process.env[LOCK_ENV.keyPrefix] ?? DEFAULT_KEY_PREFIX
   if (typeof keyPrefix !== 'string') fail(`keyPrefix must be a string, got ${typeof keyPrefix}`)
-  // The leading-slash rule is S3's: checked when the environment names a bucket (a given store may be either).
-  const kind = store === undefined && process.env[LOCK_ENV.bucket] ? 's3' : 'dynamodb'
-  const prefixProblem = keyPrefixProblem(keyPrefix, kind)
+  // The leading-slash rule is S3's: checked when the environment names the store (a given one may be either).
+  const prefixProblem = keyPrefixProblem(keyPrefix, store === undefined ? environmentStoreKind() : undefined)
   if (prefixProblem) {
-    const source =
-      options.keyPrefix === undefined ? `${LOCK_ENV.keyPrefix} (from the environment)` : 'keyPrefix'
-    fail(`${source} ${JSON.stringify(keyPrefix)} ${prefixProblem}`)
+    fail(
+      `${sourceOf(options.keyPrefix, 'keyPrefix', LOCK_ENV.keyPrefix)} ${JSON.stringify(keyPrefix)} ${prefixProblem}`,
+    )
   }
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     fail('key must be a non-empty string or a function (event, context) => string')
@@ -220,7 +220,7 @@ function resolveMaxTickAge(given: unknown, fail: (message: string) => never): nu
   if (given === undefined && fromEnv === undefined) return undefined
   const value = given ?? Number(fromEnv)
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    const source = given === undefined ? `${LOCK_ENV.maxTickAgeMs} (from the environment)` : 'maxTickAgeMs'
+    const source = sourceOf(given, 'maxTickAgeMs', LOCK_ENV.maxTickAgeMs)
     const shown =
       given === undefined
         ? JSON.stringify(fromEnv)
@@ -230,6 +230,11 @@ function resolveMaxTickAge(given: unknown, fail: (message: string) => never): nu
     fail(`${source} must be a finite number of ms above 0, got ${shown}`)
   }
   return value as number
+}
+
+/** Where a setting came from, for a message: the option when given, else its environment variable. */
+function sourceOf(given: unknown, option: string, variable: string): string {
+  return given === undefined ? `${variable} (from the environment)` : option
 }
 
 function isStore(value: unknown): value is LockStore {

@@ -67,6 +67,27 @@ describe('defaults', () => {
   })
 })
 
+describe('the key prefix of the store the environment names', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs()
+  })
+
+  it('refuses a leading slash for a bucket, accepts it for a table, whichever variables are set', () => {
+    vi.stubEnv('LAMBDA_SINGLETON_BUCKET', 'locks-bucket')
+    expect(() => withSingleton(async () => 'ran', { keyPrefix: '/jobs/' })).toThrow(
+      /S3 keys have no leading slash/,
+    )
+    // Both named, the table chosen: the slash is a table's to keep.
+    vi.stubEnv('LAMBDA_SINGLETON_TABLE', 'locks-table')
+    vi.stubEnv('LAMBDA_SINGLETON_STORE', 'dynamodb')
+    expect(() => withSingleton(async () => 'ran', { keyPrefix: '/jobs/' })).not.toThrow()
+    vi.stubEnv('LAMBDA_SINGLETON_STORE', 's3')
+    expect(() => withSingleton(async () => 'ran', { keyPrefix: '/jobs/' })).toThrow(
+      /S3 keys have no leading slash/,
+    )
+  })
+})
+
 /** The three operations of a store, as a plain object. */
 function storeOf(store: LockStore): LockStore {
   return {
