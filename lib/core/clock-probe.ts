@@ -165,23 +165,20 @@ export async function learnStoreClock(
   const serverClock = serverClockOf(store, clock)
   const prober = new ClockProber(store, key, clock, serverClock)
   const until = clock.now() + STARTUP_MS
-  for (let sent = 0; sent < STARTUP_PROBES; sent++) {
+  for (let sent = 0; sent < STARTUP_PROBES; ) {
     // Held while the invocation's own requests are under way: they come first.
     const busy = quiet?.()
     if (busy) await busy
     const now = clock.now()
     if (now >= until) return
-    if (!serverClock.known) {
-      await prober.ask(until)
-      continue
-    }
-    const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
-    if (plan === undefined) return
-    if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
-    if (quiet?.()) {
-      sent-- // planned before the invocation came: planned again once it is quiet
-      continue
-    }
-    await prober.probe(plan, until)
+    if (serverClock.known) {
+      const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
+      if (plan === undefined) return
+      if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
+      // Planned before an invocation came: planned again once it is quiet.
+      if (quiet?.()) continue
+      await prober.probe(plan, until)
+    } else await prober.ask(until)
+    sent++
   }
 }
