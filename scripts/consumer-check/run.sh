@@ -68,7 +68,7 @@ step() {
   local start=$SECONDS
   current_step=$1
   shift
-  echo "--- $current_step"
+  echo "· $current_step"
   "$@"
   echo "    done in $((SECONDS - start)) s"
 }
