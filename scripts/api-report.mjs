@@ -17,11 +17,12 @@ const reportName = (subpath) => (subpath === '.' ? 'lambda-singleton' : subpath.
 
 let failed = false
 for (const [subpath, target] of Object.entries(exports)) {
-  if (typeof target !== 'object' || !target.types) continue
+  const types = typeof target === 'object' ? target.import?.types : undefined
+  if (!types) continue
   const config = ExtractorConfig.prepare({
     configObject: {
       projectFolder: root,
-      mainEntryPointFilePath: `<projectFolder>/${target.types.slice(2)}`,
+      mainEntryPointFilePath: `<projectFolder>/${types.slice(2)}`,
       compiler: { tsconfigFilePath: '<projectFolder>/tsconfig.build.json' },
       apiReport: {
         enabled: true,

@@ -47,6 +47,11 @@ for (const file of files) {
   if (/\.(m|c)?js$|\.d\.ts$/.test(file)) problems.push(...unresolvedImports(file))
 }
 for (const [target, conditions] of exportTargets(pkg.exports)) {
+  // A `require` target must be CommonJS where Node.js and TypeScript look: under a package.json
+  // that says so, or Node.js loads it as an ES module and jest fails on it.
+  if (conditions.includes('require') && !conditions.includes(REPO_CONDITION) && !isCommonJs(target)) {
+    problems.push(`export ${conditions.join('/')} points at ${target}, which is not marked CommonJS`)
+  }
   if (conditions.includes('source')) {
     problems.push(`export condition "source" (${target}): consumers' tools set it`)
   }
@@ -72,6 +77,15 @@ console.log(
   `inspect-tarball: ok: ${files.length} files, ${(size / 1000).toFixed(1)} kB packed, ${(unpacked / 1000).toFixed(1)} kB unpacked`,
 )
 
+/** Whether the nearest package.json above a shipped file declares it CommonJS. */
+function isCommonJs(target) {
+  for (let dir = posix.dirname(posix.normalize(target)); ; dir = posix.dirname(dir)) {
+    const marker = dir === '.' ? 'package.json' : `${dir}/package.json`
+    if (shipped.has(marker)) return (JSON.parse(read(marker)).type ?? 'commonjs') === 'commonjs'
+    if (dir === '.') return false
+  }
+}
+
 function read(file) {
   return readFileSync(join(pkgDir, file), 'utf8')
 }
@@ -82,10 +96,12 @@ function walk(dir) {
   )
 }
 
-/** Relative imports (static, dynamic, re-exports, `import type`) that name no shipped file. */
+/** Relative imports (static, dynamic, re-exports, `import type`, CommonJS `require`) that name no shipped file. */
 function unresolvedImports(file) {
   const code = read(file)
-  const specifiers = [...code.matchAll(/(?:from\s*|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]+)['"]/g)]
+  const specifiers = [
+    ...code.matchAll(/(?:from\s*|import\s*\(\s*|import\s+|require\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g),
+  ]
   return specifiers
     .map((match) => match[1])
     .filter((specifier) => {

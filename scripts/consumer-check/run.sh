@@ -12,8 +12,9 @@
 #                 and esbuild's default main fields (the SDK's CommonJS builds: the banner's case).
 #   cdk-app       `cdk init app --language typescript` unchanged (CommonJS, NodeNext), on the
 #                 lowest aws-cdk-lib in range; the handler directory marked ESM as docs/cdk.md
-#                 says; `tsc` and `cdk synth` as the template runs them; the bundle the
-#                 construct made is run against S3.
+#                 says; `tsc`, the template's jest (CommonJS: the package's `require` build) on a
+#                 test that synthesizes the stack, and `cdk synth` as the template runs them; the
+#                 bundle the construct made is run against S3. No esbuild is added: tsx brings it.
 #
 # Versions come from package.json: the floors from peerDependencies, the tools from
 # devDependencies. npm's cache is reused (prefer-offline). The engines are the local ones
@@ -106,6 +107,13 @@ pack() {
   (cd "$repo" && npm pack --pack-destination "$work" --loglevel=error >/dev/null)
   tarball="$(ls "$work"/lambda-singleton-*.tgz)"
   node "$here/inspect-tarball.mjs" "$tarball"
+  # Are the types wrong: every entry point, as TypeScript resolves it under node10, node16 from
+  # CommonJS and from ESM, and bundler, finds declarations of the module format Node.js loads.
+  (cd "$repo" && npx --no-install attw "$tarball" >"$work/attw.log" 2>&1) || {
+    cat "$work/attw.log" >&2
+    return 1
+  }
+  echo "attw: every entry point has its types under node10, node16 (CommonJS, ESM) and bundler"
 }
 
 make_projects() {
@@ -132,10 +140,13 @@ make_projects() {
   mkdir -p "$app/lambda"
   cp "$here/s3-handler.ts" "$app/lambda/handler.ts"
   echo '{ "type": "module" }' >"$app/lambda/package.json"
-  # Its own test tooling (jest, swc) is not what we check, and the CLI is the repository's.
+  # Its own jest test (CommonJS, through @swc/jest) is replaced by one of the stack; the CLI is the
+  # repository's. esbuild is not added: the template's tsx brings it, which the README counts on.
+  rm -f "$app"/test/*.test.ts
+  cp "$here/cdk-app.test.ts" "$app/test/cdk-app.test.ts"
   node -e "
     const fs = require('node:fs'), file = '$app/package.json', pkg = JSON.parse(fs.readFileSync(file, 'utf8'))
-    for (const name of ['jest', '@swc/core', '@swc/jest', 'aws-cdk']) delete pkg.devDependencies[name]
+    delete pkg.devDependencies['aws-cdk']
     pkg.dependencies['aws-cdk-lib'] = '$(floor aws-cdk-lib)'
     fs.writeFileSync(file, JSON.stringify(pkg, null, 2))"
 
@@ -153,7 +164,7 @@ make_projects() {
     "typescript@$(dev typescript)" "@middy/core@$(dev @middy/core)" &
   pids+=($!)
   install "$app" "$tarball" "@aws-sdk/client-s3@$(peer @aws-sdk/client-s3)" \
-    "@middy/core@$(dev @middy/core)" "esbuild@$(dev esbuild)" &
+    "@middy/core@$(dev @middy/core)" &
   pids+=($!)
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   return "$failed"
@@ -236,6 +247,12 @@ bundler_check() {
 cdk_app_check() {
   cd "$work/cdk-app"
   npx --no-install tsc # the template's `npm run build`
+  # The template's own `npm test`: jest through @swc/jest, CommonJS, `require('lambda-singleton/cdk')`.
+  npm test --silent >jest.log 2>&1 || {
+    cat jest.log >&2
+    return 1
+  }
+  echo "jest: the template's npm test synthesized the stack through require('lambda-singleton/cdk')"
   logged synth.log "$cdk" synth --quiet --no-notices
   local bundle
   bundle="$(grep -l "consumer-check/output" cdk.out/asset.*/index.mjs | head -n 1 || true)"
@@ -257,6 +274,6 @@ step "esm-nodenext: the CLI from the installed package (S3)" cli_inspect "$work/
 step "esm-bundler: tsc, bundle (condition source, CommonJS SDK builds), run against DynamoDB" bundler_check
 step "esm-bundler: the CLI from the installed package (DynamoDB)" cli_inspect \
   "$work/esm-bundler" --table "cc-bundler-$run_id" --endpoint "$dynamodb_endpoint"
-step "cdk-app (cdk init, aws-cdk-lib $(floor aws-cdk-lib)): tsc, cdk synth, run the construct's bundle" \
+step "cdk-app (cdk init, aws-cdk-lib $(floor aws-cdk-lib)): tsc, jest, cdk synth, run the construct's bundle" \
   cdk_app_check
 echo "consumer-check: all steps passed in $((SECONDS - started)) s"
