@@ -1,6 +1,6 @@
-// The README's bundle sizes are measured, not remembered: Middy handlers with and without
+// The bundle sizes docs/install.md states are measured, not remembered: Middy handlers with and without
 // singleton(), with and without S3 code of their own, bundled as ScheduledSingletonFunction
-// bundles them (esbuild, ESM, minified, for an S3 lock). The README's figures must stay within
+// bundles them (esbuild, ESM, minified, for an S3 lock). The figures must stay within
 // a tolerance of what this measures, so that they cannot drift from the code or the SDK.
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -8,14 +8,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { bundleLikeTheConstruct } from '../support/bundle.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const readme = readFileSync(`${root}README.md`, 'utf8')
+const readme = readFileSync(`${root}docs/install.md`, 'utf8')
 const fixture = (name: string) => `test/docs/fixtures/bundle-size/${name}.ts`
 const kB = (bytes: number) => bytes / 1000
 
-/** A figure the README states, in kB, found by the words around it. */
+/** A figure docs/install.md states, in kB, found by the words around it. */
 function stated(pattern: RegExp): number {
   const match = pattern.exec(readme.replace(/\s+/g, ' '))
-  if (!match?.[1]) throw new Error(`the README states no figure matching ${pattern}`)
+  if (!match?.[1]) throw new Error(`docs/install.md states no figure matching ${pattern}`)
   return Number(match[1])
 }
 
@@ -24,7 +24,7 @@ function expectNear(statedKb: number, measuredKb: number, what: string): void {
   const tolerance = Math.max(3, measuredKb * 0.1)
   expect(
     Math.abs(statedKb - measuredKb),
-    `${what}: the README says ${statedKb} kB, measured ${measuredKb.toFixed(1)} kB`,
+    `${what}: docs/install.md says ${statedKb} kB, measured ${measuredKb.toFixed(1)} kB`,
   ).toBeLessThanOrEqual(tolerance)
 }
 
@@ -51,7 +51,7 @@ beforeAll(async () => {
     .reduce((sum, [, input]) => sum + input.bytesInOutput, 0)
 }, 60_000)
 
-describe("the README's bundle sizes", () => {
+describe("the bundle sizes of docs/install.md", () => {
   it('states what the library adds to a handler that already uses the S3 client', () => {
     expectNear(
       stated(/adds about (\d+) kB to a minified handler bundle that already uses `@aws-sdk\/client-s3`/),

@@ -23,8 +23,18 @@ describe('README', () => {
     expect(readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0)).toBeLessThanOrEqual(450)
   })
 
-  it('has exactly two set-up commands at the top: the demo and npm test', () => {
-    const first = readme.match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
+  it('leads with the promise, the handler, the choice of API and install, then the two commands', () => {
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1])
+    expect(headings.slice(0, 4)).toEqual([
+      'Use it in a Lambda',
+      'Which one do I use',
+      'Install',
+      'Run the demo and the tests',
+    ])
+  })
+
+  it('has exactly two set-up commands: the demo and npm test', () => {
+    const first = section('Run the demo and the tests').match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
     const commands = first
       .split('\n')
       .map((line) => line.replace(/#.*/, '').trim())
