@@ -9,7 +9,8 @@
 #                 against S3; a stack synthesized; the CLI run from the installed package.
 #   esm-bundler   moduleResolution Bundler; a withSingleton handler on DynamoDB (the lowest
 #                 @aws-sdk/client-dynamodb in range), bundled with the `source` condition set
-#                 and esbuild's default main fields (the SDK's CommonJS builds: the banner's case).
+#                 and esbuild's default main fields (the SDK's CommonJS builds: the banner's case);
+#                 type-checked again with skipLibCheck off and the type packages the README names.
 #   cdk-app       `cdk init app --language typescript` unchanged (CommonJS, NodeNext), on the
 #                 lowest aws-cdk-lib in range; the handler directory marked ESM as docs/cdk.md
 #                 says; `tsc`, the template's jest (CommonJS: the package's `require` build) on a
@@ -159,9 +160,13 @@ make_projects() {
     "@middy/core@$(dev @middy/core)" "aws-cdk-lib@$(peer aws-cdk-lib)" "constructs@$(peer constructs)" \
     "esbuild@$(dev esbuild)" "tsx@$(dev tsx)" "typescript@$(dev typescript)" "@types/node@$(dev @types/node)" &
   pids+=($!)
+  # With the type packages the README names for skipLibCheck off (Middy 7's declarations import
+  # aws-lambda and its durable SDK; the SDK's, Node's).
   install "$bundler" "$tarball" "@aws-sdk/client-dynamodb@$(floor @aws-sdk/client-dynamodb)" \
     "@aws-sdk/client-s3@$(peer @aws-sdk/client-s3)" "esbuild@$(dev esbuild)" \
-    "typescript@$(dev typescript)" "@middy/core@$(dev @middy/core)" &
+    "typescript@$(dev typescript)" "@middy/core@$(dev @middy/core)" \
+    "@types/aws-lambda@$(dev @types/aws-lambda)" "@aws/durable-execution-sdk-js@^2.0.0" \
+    "@types/node@$(dev @types/node)" &
   pids+=($!)
   install "$app" "$tarball" "@aws-sdk/client-s3@$(peer @aws-sdk/client-s3)" \
     "@middy/core@$(dev @middy/core)" &
@@ -228,6 +233,10 @@ cli_inspect() { # PROJECT STORE_ARGS...
 bundler_check() {
   cd "$work/esm-bundler"
   npx --no-install tsc -p tsconfig.json
+  # skipLibCheck off, as the README's note says: every declaration file is checked, ours and the
+  # SDK's included. exactOptionalPropertyTypes goes off for it: the durable SDK's own declarations
+  # do not compile under it (TS2344 in its logger types), whatever the package does.
+  npx --no-install tsc -p tsconfig.json --skipLibCheck false --exactOptionalPropertyTypes false
   # `source` is a condition many toolchains set: it must not lead into files the package lacks.
   # esbuild's default main fields pick the SDK's CommonJS builds: the banner alone must carry them.
   npx --no-install esbuild src/handler.ts --bundle --platform=node --target=node24 --format=esm \
@@ -271,7 +280,8 @@ step "esm-nodenext: run the bundle against S3; a missing optional SDK is named" 
 step "esm-nodenext: cdk synth" esm_synth
 step "esm-nodenext: the CLI from the installed package (S3)" cli_inspect "$work/esm-nodenext" \
   --bucket "cc-esm-$run_id" --endpoint "$s3_endpoint"
-step "esm-bundler: tsc, bundle (condition source, CommonJS SDK builds), run against DynamoDB" bundler_check
+step "esm-bundler: tsc (skipLibCheck on, then off), bundle (condition source, CommonJS SDK builds), run against DynamoDB" \
+  bundler_check
 step "esm-bundler: the CLI from the installed package (DynamoDB)" cli_inspect \
   "$work/esm-bundler" --table "cc-bundler-$run_id" --endpoint "$dynamodb_endpoint"
 step "cdk-app (cdk init, aws-cdk-lib $(floor aws-cdk-lib)): tsc, jest, cdk synth, run the construct's bundle" \
