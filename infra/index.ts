@@ -1,3 +1,4 @@
+export { SingletonMetric } from '../lib/config.js'
 export { SingletonValidationError } from './errors.js'
 export { DENIED_LOCK_DELETES, LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
 export {

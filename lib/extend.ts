@@ -28,6 +28,7 @@ export {
   ReadStatus,
   type StoreCallOptions,
   type StoreLimits,
+  type Timed,
   type WriteResult,
   WriteStatus,
 } from './core/store.js'

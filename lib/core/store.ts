@@ -58,7 +58,7 @@ export interface StoreCallOptions {
 }
 
 /** The store's clock as of a response, in ms since the epoch, when the store tells it. */
-interface Timed {
+export interface Timed {
   readonly serverDate?: number
 }
 

@@ -23,7 +23,7 @@ import { keyAttributeClash } from './key-attributes.js'
  * `new DynamoDBLockStore(...)` type-check only to fail at run time. `[T] extends [string]` holds
  * for `any` alone, so then no object fits, and tsc names the package in the missing property.
  */
-export type DynamoDBLockStoreOptions = StoreOptions &
+export type DynamoDBLockStoreOptions = DynamoDBLockStoreSettings &
   ([DynamoDBClient] extends [string] ? DynamoDBSdkNotInstalled : unknown)
 
 /** What the options demand when the SDK is missing: its name, as a property no object has. */
@@ -31,7 +31,8 @@ export interface DynamoDBSdkNotInstalled {
   readonly '@aws-sdk/client-dynamodb is not installed: npm install @aws-sdk/client-dynamodb': never
 }
 
-interface StoreOptions {
+/** The store's settings, as `DynamoDBLockStoreOptions` takes them when the SDK is installed. */
+export interface DynamoDBLockStoreSettings {
   /**
    * The client to send with. Give it `maxAttempts: 1` unless you know why not: the lock retries
    * by itself, and an SDK retry of a conditional write makes its answer ambiguous.

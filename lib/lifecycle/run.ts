@@ -54,6 +54,7 @@ export class SingletonRun {
   readonly #acquiredAt: number
   #ended: Promise<void> | undefined
 
+  /** @internal Made by `SingletonLifecycle.start`, whose bookkeeping a run made elsewhere would miss. */
   constructor(lease: Lease, settings: RunSettings) {
     this.#lease = lease
     this.#settings = settings
@@ -113,6 +114,8 @@ export class SingletonRun {
    * succeeded, the release records the tick as done and clears the checkpoint. Rejects only for
    * a lost lease with `throwOnLost`. Ending twice ends once. The release counts a failed run
    * (`error`, when known, goes into the note of a pause that `pauseAfterFailures` starts).
+   * @internal Adapters call `SingletonLifecycle.end(run, …)`, which also settles the lifecycle's
+   * own bookkeeping (the run in flight, the failure count) that this alone would leave behind.
    */
   end(succeeded: boolean, error?: unknown): Promise<void> {
     this.#ended ??= this.#end(succeeded, error)
