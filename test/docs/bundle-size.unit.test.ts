@@ -51,7 +51,7 @@ beforeAll(async () => {
     .reduce((sum, [, input]) => sum + input.bytesInOutput, 0)
 }, 60_000)
 
-describe("the bundle sizes of docs/install.md", () => {
+describe('the bundle sizes of docs/install.md', () => {
   it('states what the library adds to a handler that already uses the S3 client', () => {
     expectNear(
       stated(/adds about (\d+) kB to a minified handler bundle that already uses `@aws-sdk\/client-s3`/),
