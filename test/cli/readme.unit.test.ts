@@ -24,9 +24,19 @@ describe.each(pages)('%s', (_, text) => {
     expect(lines.length).toBeGreaterThanOrEqual(6)
     for (const line of lines) expect(parseCommandLine(line.split(/\s+/)).kind).toBe('run')
   })
+})
 
+describe('docs/cli.md', () => {
   it('lists every exit code as the CLI defines it', () => {
-    const listed = [...text.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]))
+    const listed = [...read('docs/cli.md').matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]))
     expect(listed).toEqual(Object.values(ExitCode))
+  })
+})
+
+describe("the README's Operate section", () => {
+  it('leaves the exit codes to docs/cli.md, and links them there', () => {
+    const [, operate = ''] = pages[0]
+    expect(operate).not.toMatch(/^\| \d+ \|/m)
+    expect(operate).toContain('(docs/cli.md#exit-codes)')
   })
 })
