@@ -8,7 +8,17 @@ import type * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
 import type * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import { SingletonMetric } from '../lib/config.js'
+import {
+  DEFAULT_KILL_AFTER_MS,
+  DEFAULT_METRICS_NAMESPACE,
+  isValidNamespace,
+  MAX_DURATION_MS,
+  MetricDimension,
+  pauseAfterFailuresProblem,
+  SingletonMetric,
+} from '../lib/config.js'
+import { Outcome } from '../lib/lifecycle/outcome.js'
+import { ExecMessage, LogField, LogLevel, logPath, OutcomeField } from '../lib/log-contract.js'
 import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import { DEFAULT_PARTITION_KEY, type LockTable } from './lock-table.js'
@@ -131,14 +141,25 @@ export class ScheduledSingletonTask extends Construct {
     validateRetryPolicy(this, retryAttempts, maxEventAge)
     if (props.command.length === 0) throw new SingletonValidationError('command must not be empty', this)
     const { pauseAfterFailures } = props
-    if (
-      pauseAfterFailures !== undefined &&
-      !(Number.isSafeInteger(pauseAfterFailures) && pauseAfterFailures >= 1)
-    ) {
+    // exec's rule: what it would refuse at every run is refused at synth.
+    const pauseProblem =
+      pauseAfterFailures === undefined ? undefined : pauseAfterFailuresProblem(pauseAfterFailures)
+    if (pauseProblem) {
       throw new SingletonValidationError(
-        `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${pauseAfterFailures}`,
+        `pauseAfterFailures ${pauseProblem}, got ${pauseAfterFailures}`,
         this,
       )
+    }
+    for (const [name, duration] of [
+      ['ttl', props.ttl],
+      ['killAfter', props.killAfter],
+    ] as const) {
+      if (duration && !duration.isUnresolved() && duration.toMilliseconds() > MAX_DURATION_MS) {
+        throw new SingletonValidationError(
+          `${name} must be at most a week, as exec takes, got ${duration}`,
+          this,
+        )
+      }
     }
     if (props.lockBucket && props.lockTable) {
       throw new SingletonValidationError('pass either `lockBucket` or `lockTable`, not both', this)
@@ -183,7 +204,13 @@ export class ScheduledSingletonTask extends Construct {
     })
     this.schedules = createSchedules(this, props.schedules, props.scheduleGroup, () => target)
 
-    const namespace = props.metricNamespace ?? 'LambdaSingleton'
+    const namespace = props.metricNamespace ?? DEFAULT_METRICS_NAMESPACE
+    if (!isValidNamespace(namespace)) {
+      throw new SingletonValidationError(
+        `metricNamespace must be 1-255 letters, digits or . - _ / # : and spaces, not starting with AWS/; got ${JSON.stringify(namespace)}`,
+        this,
+      )
+    }
     this.failedRuns = this.logMetric('FailedRuns', namespace, FAILED_RUN_PATTERN)
     this.lostLeases = this.logMetric('LostLeases', namespace, LOST_LEASE_PATTERN)
     this.alarms = props.alarms ? this.createAlarms(props, props.alarms, namespace) : []
@@ -210,7 +237,7 @@ export class ScheduledSingletonTask extends Construct {
       '--ttl',
       seconds(props.ttl ?? Duration.minutes(2)),
       '--kill-after',
-      seconds(props.killAfter ?? Duration.seconds(10)),
+      seconds(props.killAfter ?? Duration.millis(DEFAULT_KILL_AFTER_MS)),
       ...(props.pauseAfterFailures === undefined
         ? []
         : ['--pause-after-failures', String(props.pauseAfterFailures)]),
@@ -270,9 +297,12 @@ export class ScheduledSingletonTask extends Construct {
       metricNamespace: namespace,
       metricName: name,
       metricValue: value,
-      dimensions: { LockKey: '$.key' },
+      dimensions: { [MetricDimension.LockKey]: logPath(LogField.key) },
     })
-    return filter.metric({ statistic: cloudwatch.Stats.SUM, dimensionsMap: { LockKey: this.fullLockKey } })
+    return filter.metric({
+      statistic: cloudwatch.Stats.SUM,
+      dimensionsMap: { [MetricDimension.LockKey]: this.fullLockKey },
+    })
   }
 
   /**
@@ -282,7 +312,7 @@ export class ScheduledSingletonTask extends Construct {
   private lifecycleMetrics(namespace: string): SingletonMetricSource {
     const sources: Partial<Record<SingletonMetric, readonly [logs.IFilterPattern, string]>> = {
       [SingletonMetric.Completed]: [COMPLETED_RUN_PATTERN, '1'],
-      [SingletonMetric.HeldMs]: [RELEASED_PATTERN, '$.heldMs'],
+      [SingletonMetric.HeldMs]: [RELEASED_PATTERN, logPath(OutcomeField.heldMs)],
       [SingletonMetric.Paused]: [PAUSED_PATTERN, '1'],
     }
     const made = new Map<SingletonMetric, cloudwatch.Metric>()
@@ -357,27 +387,28 @@ export class ScheduledSingletonTask extends Construct {
 /**
  * exec's line when the command ends with a non-zero status, the lifecycle's when the lock could
  * not be used (a failed heartbeat that is retried is a warning, not counted), and exec's own
- * error (`--json`) when it could not start at all.
+ * error (`--json`, or a command that cannot start) when it could not run it at all. The names
+ * are lib/log-contract.ts's, which exec writes with.
  */
 const FAILED_RUN_PATTERN = logs.FilterPattern.any(
   logs.FilterPattern.all(
-    logs.FilterPattern.stringValue('$.message', '=', 'command exited'),
-    logs.FilterPattern.numberValue('$.status', '!=', 0),
+    logs.FilterPattern.stringValue(logPath(LogField.message), '=', ExecMessage.CommandExited),
+    logs.FilterPattern.numberValue(logPath(LogField.status), '!=', 0),
   ),
   logs.FilterPattern.all(
-    logs.FilterPattern.stringValue('$.level', '=', 'ERROR'),
-    logs.FilterPattern.stringValue('$.outcome', '=', 'error'),
+    logs.FilterPattern.stringValue(logPath(LogField.level), '=', LogLevel.Error),
+    logs.FilterPattern.stringValue(logPath(OutcomeField.outcome), '=', Outcome.Error),
   ),
-  logs.FilterPattern.numberValue('$.error.exitCode', '>', 0),
+  logs.FilterPattern.numberValue(logPath(LogField.error, LogField.exitCode), '>', 0),
 )
 /** The lifecycle's line for a release. */
-const RELEASED_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'released')
+const RELEASED_PATTERN = logs.FilterPattern.stringValue(logPath(OutcomeField.outcome), '=', Outcome.Released)
 /** The release of a run whose command exited 0: what the missed-run alarm counts. */
 const COMPLETED_RUN_PATTERN = logs.FilterPattern.all(
   RELEASED_PATTERN,
-  logs.FilterPattern.booleanValue('$.completed', true),
+  logs.FilterPattern.booleanValue(logPath(OutcomeField.completed), true),
 )
 /** The lifecycle's line for a tick skipped because the job is paused. */
-const PAUSED_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'paused')
+const PAUSED_PATTERN = logs.FilterPattern.stringValue(logPath(OutcomeField.outcome), '=', Outcome.Paused)
 /** The lifecycle's line for a lease lost mid-run. */
-const LOST_LEASE_PATTERN = logs.FilterPattern.stringValue('$.outcome', '=', 'lost')
+const LOST_LEASE_PATTERN = logs.FilterPattern.stringValue(logPath(OutcomeField.outcome), '=', Outcome.Lost)

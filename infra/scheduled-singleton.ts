@@ -6,7 +6,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
 import * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
-import { LOCK_ENV, SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
+import { LOCK_ENV, maxTickAgeProblem, SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import { LockBucket } from './lock-bucket.js'
 import type { LockTable } from './lock-table.js'
@@ -204,9 +204,11 @@ export class ScheduledSingleton extends Construct {
     }
     this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey, lockKeys: props.lockKeys })
     if (props.maxTickAge) {
-      if (!props.maxTickAge.isUnresolved() && props.maxTickAge.toMilliseconds() <= 0) {
-        throw new SingletonValidationError('maxTickAge must be above 0', this)
-      }
+      // The runtime's rule, which reads it from the environment at every invocation.
+      const problem = props.maxTickAge.isUnresolved()
+        ? undefined
+        : maxTickAgeProblem(props.maxTickAge.toMilliseconds())
+      if (problem) throw new SingletonValidationError(`maxTickAge ${problem}, got ${props.maxTickAge}`, this)
       this.function.addEnvironment(LOCK_ENV.maxTickAgeMs, String(props.maxTickAge.toMilliseconds()))
     }
     if (props.alarms) validateMetricAlarms(this, props.alarms, props.metrics !== undefined)

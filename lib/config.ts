@@ -132,3 +132,33 @@ const NAMESPACE_PATTERN = /^[A-Za-z0-9.\-_/#: ]{1,255}$/
 export function isValidNamespace(namespace: unknown): namespace is string {
   return typeof namespace === 'string' && NAMESPACE_PATTERN.test(namespace) && !namespace.startsWith('AWS/')
 }
+
+/**
+ * The longest duration any setting takes (a lease, exec's `--wait`, `--kill-after`): longer is a
+ * mistake, not a duration, and stays far from the timers' limit and the `expires_at` arithmetic.
+ */
+export const MAX_DURATION_MS = 7 * 24 * 3_600_000
+
+/** exec's `--kill-after` when none is given (and the task construct's `killAfter`). */
+export const DEFAULT_KILL_AFTER_MS = 10_000
+
+/**
+ * What is wrong with a `pauseAfterFailures` (exec's `--pause-after-failures`, the constructs'
+ * prop), or undefined. One rule for all three: the task construct passes its prop to exec, which
+ * must not refuse at every run what the synth let through.
+ */
+export function pauseAfterFailuresProblem(count: unknown): string | undefined {
+  return typeof count === 'number' && Number.isSafeInteger(count) && count >= 1
+    ? undefined
+    : 'must be a whole number of failed runs, 1 or more'
+}
+
+/**
+ * What is wrong with a `maxTickAgeMs` (exec's `--max-tick-age`, the constructs' `maxTickAge`,
+ * which reaches the runtime through `LOCK_ENV.maxTickAgeMs`), or undefined.
+ */
+export function maxTickAgeProblem(ms: unknown): string | undefined {
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0
+    ? undefined
+    : 'must be a finite number of ms above 0'
+}

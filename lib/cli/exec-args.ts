@@ -1,4 +1,11 @@
 /** The options of `exec`, read from the command line (see commands-spec.ts for their help). */
+import {
+  DEFAULT_KILL_AFTER_MS,
+  MAX_DURATION_MS,
+  maxTickAgeProblem,
+  pauseAfterFailuresProblem,
+} from '../config.js'
+import { DEFAULT_TTL_MS } from '../core/timing.js'
 import { UsageError } from './exit-codes.js'
 
 /** What `exec` does when another run holds the lock. */
@@ -33,11 +40,10 @@ export interface ExecLine {
   readonly killAfterMs: number
 }
 
-export const EXEC_DEFAULTS = { ttlMs: 60_000, killAfterMs: 10_000 } as const
+/** A lease as long as the library's own default; the kill-after the task construct's too. */
+export const EXEC_DEFAULTS = { ttlMs: DEFAULT_TTL_MS, killAfterMs: DEFAULT_KILL_AFTER_MS } as const
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
-/** Longer than a week is a mistake, not a duration (and stays far from the timers' limit). */
-const MAX_DURATION_MS = 7 * 24 * 3_600_000
 
 type Values = Readonly<Record<string, string | boolean | undefined>>
 
@@ -61,27 +67,29 @@ export function execLine(values: Values, argv: readonly string[]): ExecLine {
   if (maxTickAge !== undefined && tick === undefined)
     throw new UsageError('--max-tick-age needs --tick ID: the age of a run is that of its tick', 'exec')
   const pauseAfter = text('pause-after-failures')
-  if (pauseAfter !== undefined && !/^[1-9][0-9]{0,5}$/.test(pauseAfter))
-    throw new UsageError(
-      `--pause-after-failures must be a whole number of failed runs, 1 or more, got "${pauseAfter}"`,
-      'exec',
-    )
+  // Digits only: Number() would also read "1e3", " 3" or "0x10".
+  const pauseAfterFailures =
+    pauseAfter !== undefined && /^[0-9]+$/.test(pauseAfter) ? Number(pauseAfter) : Number.NaN
+  const pauseProblem = pauseAfter === undefined ? undefined : pauseAfterFailuresProblem(pauseAfterFailures)
+  if (pauseProblem)
+    throw new UsageError(`--pause-after-failures ${pauseProblem}, got "${pauseAfter}"`, 'exec')
   return {
     argv: [program, ...args],
     ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : durationMs(ttl, '--ttl'),
     onHeld: onHeld as ExecOnHeld,
     waitMs: wait === undefined ? 0 : durationMs(wait, '--wait'),
     tick,
-    maxTickAgeMs: maxTickAge === undefined ? undefined : positiveDurationMs(maxTickAge, '--max-tick-age'),
-    pauseAfterFailures: pauseAfter === undefined ? undefined : Number(pauseAfter),
+    maxTickAgeMs: maxTickAge === undefined ? undefined : maxTickAgeMs(maxTickAge, '--max-tick-age'),
+    pauseAfterFailures: pauseAfter === undefined ? undefined : pauseAfterFailures,
     killAfterMs: killAfter === undefined ? EXEC_DEFAULTS.killAfterMs : durationMs(killAfter, '--kill-after'),
   }
 }
 
-/** A duration above 0 (see `durationMs`). */
-function positiveDurationMs(text: string, option: string): number {
+/** A `--max-tick-age` (see `durationMs`), by the rule the runtime and the constructs apply too. */
+function maxTickAgeMs(text: string, option: string): number {
   const ms = durationMs(text, option)
-  if (ms <= 0) throw new UsageError(`${option} must be longer than 0, got "${text}"`, 'exec')
+  const problem = maxTickAgeProblem(ms)
+  if (problem) throw new UsageError(`${option} ${problem}, got "${text}"`, 'exec')
   return ms
 }
 

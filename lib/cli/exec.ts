@@ -20,6 +20,7 @@ import type { SingletonLogger } from '../lifecycle/logger.js'
 import { OnHeld } from '../lifecycle/options.js'
 import type { SingletonRun } from '../lifecycle/run.js'
 import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
+import { ExecMessage, LogField, LogLevel } from '../log-contract.js'
 import type { CommandLine } from './args.js'
 import type { CommandContext } from './commands.js'
 import { type ExecLine, ExecOnHeld } from './exec-args.js'
@@ -86,13 +87,16 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
   const [program] = settings.argv
   const unstartable = await world.locate(program)
   if (unstartable) {
+    const exitCode = unstartable.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
+    // `error.exitCode`, as exec's other failures (`--json`) carry it: the task counts it as failed.
     context.err(
-      logLine('ERROR', `cannot run ${program}: ${unstartable.message}; the lock was not taken`, {
-        key: line.key,
+      logLine(LogLevel.Error, `cannot run ${program}: ${unstartable.message}; the lock was not taken`, {
+        [LogField.key]: line.key,
         code: unstartable.code,
+        [LogField.error]: { [LogField.exitCode]: exitCode },
       }),
     )
-    return unstartable.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
+    return exitCode
   }
   const lifecycle = new SingletonLifecycle<undefined, InvocationContext>(
     {
@@ -124,7 +128,9 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
     if (!context.signal?.aborted) throw error
     // Stopped while it waited for the lock: nothing was taken, nothing ran, nothing is recorded.
     context.err(
-      logLine('WARN', 'interrupted while waiting for the lock; the command never started', { key: line.key }),
+      logLine(LogLevel.Warn, 'interrupted while waiting for the lock; the command never started', {
+        key: line.key,
+      }),
     )
     return ExitCode.Interrupted
   }
@@ -165,8 +171,9 @@ export async function exec(context: ExecContext, world: ExecWorld = REAL_WORLD):
     clock: world.clock,
     err,
   })
-  const fields = { key: line.key, token, status: ended.status, lost: ended.lost }
-  context.err(logLine(ended.status === 0 && !ended.lost ? 'INFO' : 'ERROR', 'command exited', fields))
+  const fields = { [LogField.key]: line.key, token, [LogField.status]: ended.status, lost: ended.lost }
+  const level = ended.status === 0 && !ended.lost ? LogLevel.Info : LogLevel.Error
+  context.err(logLine(level, ExecMessage.CommandExited, fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
   // A takeover between two renewals is found by the release: the run overlapped another all the same.
   const lost = ended.lost || run.lease.isLost
@@ -191,7 +198,7 @@ async function giveBackUnrun(
   } catch (error) {
     // Lost meanwhile (the lease's signal reports it), or the store failed: it expires by itself.
     err(
-      logLine('WARN', 'interrupted before the command started; the lock could not be given back', {
+      logLine(LogLevel.Warn, 'interrupted before the command started; the lock could not be given back', {
         ...fields,
         error,
       }),
@@ -200,7 +207,9 @@ async function giveBackUnrun(
   }
   // Released already: ending the run stops its heartbeat and writes nothing more.
   await lifecycle.end(run, false)
-  err(logLine('WARN', 'interrupted before the command started; the lock was given back unused', fields))
+  err(
+    logLine(LogLevel.Warn, 'interrupted before the command started; the lock was given back unused', fields),
+  )
   return ExitCode.Interrupted
 }
 
@@ -235,14 +244,14 @@ function warnShortfall(shortfall: Shortfall, err: (text: string) => void): void 
   const message = shortfall.shell
     ? 'no /bin/sh for the watchdog: if this wrapper is killed with SIGKILL, the processes its command started run on'
     : 'no setpriv (util-linux): if this wrapper is killed with SIGKILL in the instant its command starts, the command may run on'
-  err(logLine('WARN', message, { setpriv: !shortfall.setpriv, watchdog: !shortfall.shell }))
+  err(logLine(LogLevel.Warn, message, { setpriv: !shortfall.setpriv, watchdog: !shortfall.shell }))
 }
 
 /** The lifecycle's one line per outcome, as JSON on stderr: stdout is the command's. */
 function stderrLogger(err: (text: string) => void): SingletonLogger {
   return {
-    info: (message, fields) => err(logLine('INFO', message, fields)),
-    warn: (message, fields) => err(logLine('WARN', message, fields)),
-    error: (message, fields) => err(logLine('ERROR', message, fields)),
+    info: (message, fields) => err(logLine(LogLevel.Info, message, fields)),
+    warn: (message, fields) => err(logLine(LogLevel.Warn, message, fields)),
+    error: (message, fields) => err(logLine(LogLevel.Error, message, fields)),
   }
 }

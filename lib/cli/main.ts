@@ -2,6 +2,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
+import { LogField } from '../log-contract.js'
 import { type CommandLine, parseCommandLine } from './args.js'
 import { RUNNERS } from './commands.js'
 import { forwardsSignals } from './exec.js'
@@ -99,9 +100,9 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
   if (line.json) {
     io.err(
       JSON.stringify({
-        error: { name, message, exitCode: code, ...(raw !== undefined && { raw }) },
+        [LogField.error]: { name, message, [LogField.exitCode]: code, ...(raw !== undefined && { raw }) },
         // A task's metric filters take their dimension from exec's `key`: a line without it is not counted.
-        ...(line.command === 'exec' && line.key !== undefined && { key: line.key }),
+        ...(line.command === 'exec' && line.key !== undefined && { [LogField.key]: line.key }),
       }),
     )
     return code

@@ -1,3 +1,4 @@
+import { MAX_DURATION_MS } from '../config.js'
 import { LockOptionsError } from './errors.js'
 import type { ServerTime } from './server-clock.js'
 
@@ -6,7 +7,7 @@ export const DEFAULT_TTL_MS = 60_000
 /** Disagreement allowed between clocks when none is given. */
 export const DEFAULT_CLOCK_SKEW_MARGIN_MS = 2_000
 /** Longer leases are a configuration mistake (and `expires_at` arithmetic stays far from limits). */
-export const MAX_TTL_MS = 7 * 24 * 3_600_000
+export const MAX_TTL_MS: number = MAX_DURATION_MS
 /** Clocks that disagree by more than this are broken, not skewed. */
 export const MAX_CLOCK_SKEW_MARGIN_MS = 10 * 60_000
 

@@ -9,6 +9,7 @@
 import { ExitCode } from '../cli/exit-codes.js'
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
+import { LogLevel } from '../log-contract.js'
 import { commandEnv, type SupervisedLease } from './command-env.js'
 import type { CommandGroup, StartCommand } from './command-group.js'
 import { logLine } from './log-line.js'
@@ -79,12 +80,16 @@ export async function supervise(
     // A newer tick's replacement and an operator's takeover are done on purpose: warnings.
     const what = DELIBERATE_LOSS[why ?? ''] ?? 'lost'
     err(
-      logLine(what === 'lost' ? 'ERROR' : 'WARN', `stopping the command: the lease was ${what}`, {
-        key: handle.key,
-        token: handle.token,
-        pid: group.pid,
-        killAfterMs: command.killAfterMs,
-      }),
+      logLine(
+        what === 'lost' ? LogLevel.Error : LogLevel.Warn,
+        `stopping the command: the lease was ${what}`,
+        {
+          key: handle.key,
+          token: handle.token,
+          pid: group.pid,
+          killAfterMs: command.killAfterMs,
+        },
+      ),
     )
     stop('SIGTERM')
   }
@@ -114,16 +119,20 @@ async function outlive(
   const ended = await group.leaderExit
   if (ended.kind === 'not-started') {
     const { error } = ended
-    err(logLine('ERROR', `cannot run ${program}: ${error.message}`, { key, code: error.code }))
+    err(logLine(LogLevel.Error, `cannot run ${program}: ${error.message}`, { key, code: error.code }))
     return error.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
   }
   if (group.running) {
     err(
-      logLine('INFO', 'command exited; processes it started still run, and keep the lock until they end', {
-        key,
-        status: ended.status,
-        pgid: group.pid,
-      }),
+      logLine(
+        LogLevel.Info,
+        'command exited; processes it started still run, and keep the lock until they end',
+        {
+          key,
+          status: ended.status,
+          pgid: group.pid,
+        },
+      ),
     )
     await group.gone()
   }

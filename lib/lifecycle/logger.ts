@@ -1,3 +1,5 @@
+import { LogField, LogLevel } from '../log-contract.js'
+
 /**
  * Where the middleware writes its one line per outcome. A Powertools `Logger` fits as it is;
  * the default writes one JSON object per line to the console, which CloudWatch parses.
@@ -12,13 +14,13 @@ export interface SingletonLogger {
 // reach each one, instead of running the whole suite for every change to them.
 export const consoleLogger: SingletonLogger = {
   info(message, fields) {
-    console.info(line('INFO', message, fields))
+    console.info(line(LogLevel.Info, message, fields))
   },
   warn(message, fields) {
-    console.warn(line('WARN', message, fields))
+    console.warn(line(LogLevel.Warn, message, fields))
   },
   error(message, fields) {
-    console.error(line('ERROR', message, fields))
+    console.error(line(LogLevel.Error, message, fields))
   },
 }
 
@@ -28,6 +30,6 @@ function errorsAsObjects(_key: string, value: unknown): unknown {
   return value instanceof Error ? { name: value.name, message: value.message } : value
 }
 
-function line(level: 'INFO' | 'WARN' | 'ERROR', message: string, fields: Record<string, unknown>): string {
-  return JSON.stringify({ level, message, ...fields }, errorsAsObjects)
+function line(level: LogLevel, message: string, fields: Record<string, unknown>): string {
+  return JSON.stringify({ [LogField.level]: level, [LogField.message]: message, ...fields }, errorsAsObjects)
 }

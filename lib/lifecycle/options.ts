@@ -1,4 +1,10 @@
-import { DEFAULT_KEY_PREFIX, keyPrefixProblem, LOCK_ENV } from '../config.js'
+import {
+  DEFAULT_KEY_PREFIX,
+  keyPrefixProblem,
+  LOCK_ENV,
+  maxTickAgeProblem,
+  pauseAfterFailuresProblem,
+} from '../config.js'
 import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
 import { validateHistorySize } from '../core/lock-options.js'
@@ -183,12 +189,11 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   }
   validateMetrics(options.metrics, where)
   const { pauseAfterFailures } = options
-  if (
-    pauseAfterFailures !== undefined &&
-    !(Number.isSafeInteger(pauseAfterFailures) && pauseAfterFailures >= 1)
-  ) {
+  const pauseProblem =
+    pauseAfterFailures === undefined ? undefined : pauseAfterFailuresProblem(pauseAfterFailures)
+  if (pauseProblem) {
     fail(
-      `pauseAfterFailures must be a whole number of failed runs, 1 or more, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
+      `pauseAfterFailures ${pauseProblem}, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
     )
   }
   validateHistorySize(options.historySize, 'historySize', fail)
@@ -219,7 +224,8 @@ function resolveMaxTickAge(given: unknown, fail: (message: string) => never): nu
   const fromEnv = process.env[LOCK_ENV.maxTickAgeMs] || undefined
   if (given === undefined && fromEnv === undefined) return undefined
   const value = given ?? Number(fromEnv)
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+  const problem = maxTickAgeProblem(value)
+  if (problem) {
     const source = sourceOf(given, 'maxTickAgeMs', LOCK_ENV.maxTickAgeMs)
     const shown =
       given === undefined
@@ -227,7 +233,7 @@ function resolveMaxTickAge(given: unknown, fail: (message: string) => never): nu
         : typeof given === 'number'
           ? String(given)
           : `${JSON.stringify(given) ?? String(given)} (a ${typeof given})`
-    fail(`${source} must be a finite number of ms above 0, got ${shown}`)
+    fail(`${source} ${problem}, got ${shown}`)
   }
   return value as number
 }

@@ -291,7 +291,7 @@ describe('maxTickAge', () => {
   it('refuses 0 at synth', () => {
     const error = thrown(() => job(testStack(), { maxTickAge: Duration.seconds(0) }))
     expect(error).toBeInstanceOf(SingletonValidationError)
-    expect(error.message).toMatch(/maxTickAge must be above 0/)
+    expect(error.message).toMatch(/maxTickAge must be a finite number of ms above 0/)
   })
 })
 
