@@ -1,6 +1,7 @@
-export { SingletonMetric } from '../lib/config.js'
+export { type LockStoreKind, SingletonMetric } from '../lib/config.js'
 export { SingletonValidationError } from './errors.js'
 export { DENIED_LOCK_DELETES, LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
+export type { ILockStore } from './lock-store.js'
 export {
   DEFAULT_PARTITION_KEY,
   LockTable,
@@ -9,6 +10,7 @@ export {
   TABLE_LOCK_ACTIONS,
 } from './lock-table.js'
 export type { BindOptions } from './private/lock-key.js'
+export type { ScheduledJobOptions } from './scheduled-job.js'
 export {
   ScheduledSingleton,
   type ScheduledSingletonOptions,

@@ -5,6 +5,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
+import type { ILockStore } from './lock-store.js'
 import { secureBucketProps } from './private/bucket-props.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
 import {
@@ -82,7 +83,9 @@ export interface LockBucketProps {
  * `PutObject` under the prefix that is not conditional (`If-Match` / `If-None-Match`), so no
  * client, tool or person can overwrite a lock blindly and break its fencing token.
  */
-export class LockBucket extends Construct {
+export class LockBucket extends Construct implements ILockStore {
+  /** The store's kind, as `LAMBDA_SINGLETON_STORE` names it. */
+  readonly kind = 's3' as const
   /** The bucket holding the lock objects (created here, or the one passed in). */
   readonly bucket: s3.IBucket
   /** The bucket this construct created, or `undefined` when one was passed in. */
@@ -207,11 +210,16 @@ export class LockBucket extends Construct {
    */
   bind(fn: lambda.Function, options: BindOptions = {}): string {
     const lockKey = bindLockKey(this, fn, options.lockKey)
-    fn.addEnvironment(LOCK_ENV.store, 's3')
+    fn.addEnvironment(LOCK_ENV.store, this.kind)
     fn.addEnvironment(LOCK_ENV.bucket, this.bucket.bucketName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     this.#grantObjects(fn, grantedKeys(this, lockKey, options.lockKeys))
     return lockKey
+  }
+
+  /** `--bucket NAME`: how `lambda-singleton exec` (a `ScheduledSingletonTask`) finds this store. */
+  execOptions(): string[] {
+    return ['--bucket', this.bucket.bucketName]
   }
 
   /** GetObject and PutObject on `keyPrefix + key` for each key (or pattern), and the KMS key. */

@@ -7,6 +7,7 @@ import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { keyAttributeClash } from '../lib/dynamodb/key-attributes.js'
 import { SingletonValidationError } from './errors.js'
+import type { ILockStore } from './lock-store.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
 import {
   type BindOptions,
@@ -143,7 +144,9 @@ const CREATION_PROPS = [
  * key value is the lock key. Lock holders may read and write items under the prefix and nothing
  * else (an IAM condition on `dynamodb:LeadingKeys`).
  */
-export class LockTable extends Construct {
+export class LockTable extends Construct implements ILockStore {
+  /** The store's kind, as `LAMBDA_SINGLETON_STORE` names it. */
+  readonly kind = 'dynamodb' as const
   /** The table holding the lock records (created here, or the one passed in). */
   readonly table: dynamodb.ITable
   /** The table this construct created, or `undefined` when one was passed in. */
@@ -228,7 +231,7 @@ export class LockTable extends Construct {
    */
   bind(fn: lambda.Function, options: BindOptions = {}): string {
     const lockKey = bindLockKey(this, fn, options.lockKey)
-    fn.addEnvironment(LOCK_ENV.store, 'dynamodb')
+    fn.addEnvironment(LOCK_ENV.store, this.kind)
     fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     if (this.partitionKey !== DEFAULT_PARTITION_KEY) {
@@ -236,6 +239,12 @@ export class LockTable extends Construct {
     }
     this.#grantItems(fn, grantedKeys(this, lockKey, options.lockKeys))
     return lockKey
+  }
+
+  /** `--table NAME` and the partition key unless `pk`: how `lambda-singleton exec` finds this store. */
+  execOptions(): string[] {
+    const key = this.partitionKey === DEFAULT_PARTITION_KEY ? [] : ['--partition-key', this.partitionKey]
+    return ['--table', this.table.tableName, ...key]
   }
 
   /** GetItem and PutItem on the items `keyPrefix + key` for each key (or pattern), and the KMS key. */

@@ -20,11 +20,12 @@ import {
 import { Outcome } from '../lib/lifecycle/outcome.js'
 import { ExecMessage, LogField, LogLevel, logPath, OutcomeField } from '../lib/log-contract.js'
 import { SingletonValidationError } from './errors.js'
-import { LockBucket } from './lock-bucket.js'
-import { DEFAULT_PARTITION_KEY, type LockTable } from './lock-table.js'
+import type { ILockStore } from './lock-store.js'
 import { validateLockKey } from './private/lock-key.js'
-import { createSchedules, schedulerRole } from './private/scheduler-wiring.js'
-import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
+import { chooseLockStore } from './private/lock-store-choice.js'
+import { createSchedules, deadLetterQueueFor, schedulerRole } from './private/scheduler-wiring.js'
+import type { ScheduledJobOptions } from './scheduled-job.js'
+import { validateRetryPolicy, validateSchedules } from './schedules.js'
 import {
   createMetricAlarms,
   type SingletonAlarmProps,
@@ -32,24 +33,13 @@ import {
 } from './singleton-alarms.js'
 
 /** Props of `ScheduledSingletonTask`: a container job on Fargate, at most one at a time. */
-export interface ScheduledSingletonTaskProps {
+export interface ScheduledSingletonTaskProps extends ScheduledJobOptions {
   /** The job's image: it must have the `lambda-singleton` package (see `execCommand`). */
   readonly image: ecs.ContainerImage
   /** The job's command, run by `lambda-singleton exec` while it holds the lock, e.g. `['node', 'job.js']`. */
   readonly command: readonly string[]
   /** How to start `lambda-singleton` in the image. @default ['npx', '--no', 'lambda-singleton'] */
   readonly execCommand?: readonly string[]
-  /** The EventBridge Scheduler schedules that start the task: at least one. */
-  readonly schedules: readonly SingletonScheduleProps[]
-  /** Where the lock lives, in S3. @default a new `LockBucket`, unless `lockTable` is given */
-  readonly lockBucket?: LockBucket
-  /** Where the lock lives, in DynamoDB, instead of `lockBucket`. @default none */
-  readonly lockTable?: LockTable
-  /**
-   * The lock key below the store's prefix. Tasks and functions that use the same store and key
-   * share one lock. @default the construct path, e.g. `Jobs/Rebuild`
-   */
-  readonly lockKey?: string
   /** The lease, renewed every third of it: a crashed task frees the lock this long after. @default 2 minutes */
   readonly ttl?: Duration
   /** From SIGTERM to SIGKILL when the lease is lost (`--kill-after`). @default 10 seconds */
@@ -79,21 +69,6 @@ export interface ScheduledSingletonTaskProps {
   readonly memoryLimitMiB?: number
   /** More settings of the job's container (environment, secrets, …). @default none */
   readonly containerProps?: Omit<ecs.ContainerDefinitionOptions, 'image' | 'command' | 'logging'>
-  /** How many times Scheduler retries starting the task (0–185). @default 3 */
-  readonly retryAttempts?: number
-  /** How long Scheduler keeps trying to start one tick (1 minute to 24 hours). @default Duration.hours(1) */
-  readonly maxEventAge?: Duration
-  /** A queue for ticks Scheduler could not start (RunTask failed). @default none */
-  readonly deadLetterQueue?: sqs.IQueue
-  /** @default the account's `default` group */
-  readonly scheduleGroup?: scheduler.IScheduleGroup
-  /**
-   * Alarms from exec's own log lines: a failed run (the command exited non-zero, or exec
-   * failed), a lost lease, a missed run (none completed within `missedRuns` schedule
-   * intervals), a paused job, a run longer than `maxRunTime` (only when given); and ticks in the
-   * dead-letter queue, if any. @default no alarms
-   */
-  readonly alarms?: SingletonAlarmProps
   /** The namespace of the metrics read from the logs. @default 'LambdaSingleton' */
   readonly metricNamespace?: string
 }
@@ -117,7 +92,7 @@ export class ScheduledSingletonTask extends Construct {
   /** Where the container's output goes, exec's JSON lines included (one month). */
   readonly logGroup: logs.LogGroup
   /** Where the lock lives: the `lockTable`, the `lockBucket`, or a new `LockBucket`. */
-  readonly lockStore: LockBucket | LockTable
+  readonly lockStore: ILockStore
   /** The lock key below the store's prefix (`lockKey`, or the construct path). */
   readonly lockKey: string
   /** The whole key exec locks: the store's prefix and `lockKey`. */
@@ -130,7 +105,21 @@ export class ScheduledSingletonTask extends Construct {
   readonly failedRuns: cloudwatch.Metric
   /** Leases lost while the command ran (from the logs). */
   readonly lostLeases: cloudwatch.Metric
-  /** The alarms made for `alarms`: failed runs, lost leases, and the dead-letter queue if any. */
+  /** The queue for ticks Scheduler could not start, if any. */
+  readonly deadLetterQueue: sqs.IQueue | undefined
+  /** Alarm on failed runs, when `alarms` is set. */
+  readonly failedRunsAlarm: cloudwatch.Alarm | undefined
+  /** Alarm on leases lost mid-run, when `alarms` is set. */
+  readonly lostLeaseAlarm: cloudwatch.Alarm | undefined
+  /** Alarm on ticks waiting in the dead-letter queue, when `alarms` is set and there is a queue. */
+  readonly deadLetterAlarm: cloudwatch.Alarm | undefined
+  /** Alarm when no run completed within `alarms.missedRuns` schedule intervals, when made. */
+  readonly missedRunAlarm: cloudwatch.Alarm | undefined
+  /** Alarm when a run held the lock longer than `alarms.maxRunTime`, when made. */
+  readonly runTooLongAlarm: cloudwatch.Alarm | undefined
+  /** Alarm while the job is paused, when made. */
+  readonly pausedAlarm: cloudwatch.Alarm | undefined
+  /** Every alarm above that was made, in that order. */
   readonly alarms: readonly cloudwatch.Alarm[]
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonTaskProps) {
@@ -161,10 +150,7 @@ export class ScheduledSingletonTask extends Construct {
         )
       }
     }
-    if (props.lockBucket && props.lockTable) {
-      throw new SingletonValidationError('pass either `lockBucket` or `lockTable`, not both', this)
-    }
-    this.lockStore = props.lockTable ?? props.lockBucket ?? new LockBucket(this, 'LockBucket')
+    this.lockStore = chooseLockStore(this, props).store
     this.lockKey = props.lockKey ?? this.node.path
     validateLockKey(this, this.lockKey)
     this.fullLockKey = `${this.lockStore.keyPrefix}${this.lockKey}`
@@ -187,6 +173,7 @@ export class ScheduledSingletonTask extends Construct {
     })
     this.lockStore.grantKey(this.taskDefinition.taskRole, this.lockKey)
 
+    this.deadLetterQueue = deadLetterQueueFor(this, props)
     this.scheduleRole = schedulerRole(
       this,
       'Lets EventBridge Scheduler run a singleton task',
@@ -197,7 +184,7 @@ export class ScheduledSingletonTask extends Construct {
       role: this.scheduleRole,
       retryAttempts,
       maxEventAge,
-      deadLetterQueue: props.deadLetterQueue,
+      deadLetterQueue: this.deadLetterQueue,
       vpcSubnets: network.subnets,
       assignPublicIp: network.assignPublicIp,
       securityGroups: network.securityGroups,
@@ -212,21 +199,28 @@ export class ScheduledSingletonTask extends Construct {
       )
     }
     this.failedRuns = this.logMetric('FailedRuns', namespace, FAILED_RUN_PATTERN)
-    this.lostLeases = this.logMetric('LostLeases', namespace, LOST_LEASE_PATTERN)
-    this.alarms = props.alarms ? this.createAlarms(props, props.alarms, namespace) : []
+    // The function's metric of the same fact has this name too (SingletonMetric.Lost).
+    this.lostLeases = this.logMetric(SingletonMetric.Lost, namespace, LOST_LEASE_PATTERN)
+    const made = props.alarms ? this.createAlarms(props, props.alarms, namespace) : undefined
+    this.failedRunsAlarm = made?.failedRuns
+    this.lostLeaseAlarm = made?.lostLease
+    this.deadLetterAlarm = made?.deadLetter
+    this.missedRunAlarm = made?.missedRun
+    this.runTooLongAlarm = made?.runTooLong
+    this.pausedAlarm = made?.paused
+    this.alarms = [
+      this.failedRunsAlarm,
+      this.lostLeaseAlarm,
+      this.deadLetterAlarm,
+      this.missedRunAlarm,
+      this.runTooLongAlarm,
+      this.pausedAlarm,
+    ].filter((alarm) => alarm !== undefined)
   }
 
   /** `lambda-singleton exec` and its store options, before `--`. */
   private execArgs(props: ScheduledSingletonTaskProps): string[] {
-    const store = this.lockStore
-    const storeArgs =
-      store instanceof LockBucket
-        ? ['--bucket', store.bucket.bucketName]
-        : [
-            '--table',
-            store.table.tableName,
-            ...(store.partitionKey === DEFAULT_PARTITION_KEY ? [] : ['--partition-key', store.partitionKey]),
-          ]
+    const storeArgs = this.lockStore.execOptions()
     const seconds = (duration: Duration) => `${duration.toSeconds()}s`
     return [
       ...(props.execCommand ?? ['npx', '--no', 'lambda-singleton']),
@@ -332,7 +326,7 @@ export class ScheduledSingletonTask extends Construct {
     props: SingletonAlarmProps,
     namespace: string,
   ) {
-    const deadLetterQueue = taskProps.deadLetterQueue
+    const deadLetterQueue = this.deadLetterQueue
     const period = props.period ?? Duration.minutes(5)
     // A task has no timeout to derive a run-too-long threshold from: only when one is given.
     const scheduleAlarms = createMetricAlarms(
@@ -349,38 +343,33 @@ export class ScheduledSingletonTask extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       })
-    const made = [
+    const failedRuns = alarm(
+      'FailedRunsAlarm',
+      'A singleton task failed: its command exited non-zero, or exec could not use the lock',
+      this.failedRuns.with({ period }),
+      props.errorThreshold ?? 1,
+    )
+    const lostLease = alarm(
+      'LostLeaseAlarm',
+      'A singleton task lost its lease while running; it was stopped',
+      this.lostLeases.with({ period }),
+    )
+    const deadLetter =
+      deadLetterQueue &&
       alarm(
-        'FailedRunsAlarm',
-        'A singleton task failed: its command exited non-zero, or exec could not use the lock',
-        this.failedRuns.with({ period }),
-        props.errorThreshold ?? 1,
-      ),
-      alarm(
-        'LostLeaseAlarm',
-        'A singleton task lost its lease while running; it was stopped',
-        this.lostLeases.with({ period }),
-      ),
-      ...(deadLetterQueue
-        ? [
-            alarm(
-              'DeadLetterAlarm',
-              'EventBridge Scheduler could not start a tick: it is in the dead-letter queue',
-              deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-                period,
-                statistic: cloudwatch.Stats.MAXIMUM,
-              }),
-            ),
-          ]
-        : []),
-    ]
-    for (const each of made) {
-      each.addAlarmAction(...(props.actions ?? []))
-      each.addOkAction(...(props.actions ?? []))
+        'DeadLetterAlarm',
+        'EventBridge Scheduler could not start a tick: it is in the dead-letter queue',
+        deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period,
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+      )
+    for (const each of [failedRuns, lostLease, deadLetter]) {
+      each?.addAlarmAction(...(props.actions ?? []))
+      each?.addOkAction(...(props.actions ?? []))
     }
     // createMetricAlarms set their actions already.
-    const { missedRun, runTooLong, paused } = scheduleAlarms
-    return [...made, ...[missedRun, runTooLong, paused].filter((a) => a !== undefined)]
+    return { failedRuns, lostLease, deadLetter, ...scheduleAlarms }
   }
 }
 

@@ -4,92 +4,23 @@ import type * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import * as scheduler from 'aws-cdk-lib/aws-scheduler'
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets'
-import * as sqs from 'aws-cdk-lib/aws-sqs'
+import type * as sqs from 'aws-cdk-lib/aws-sqs'
 import { Construct } from 'constructs'
 import { LOCK_ENV, maxTickAgeProblem, SCHEDULER_EVENT_SOURCE } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
-import { LockBucket } from './lock-bucket.js'
+import type { LockBucket } from './lock-bucket.js'
+import type { ILockStore } from './lock-store.js'
 import type { LockTable } from './lock-table.js'
-import { acknowledgeRule, acknowledgeWildcardResource } from './private/nag.js'
-import { createSchedules, schedulerRole } from './private/scheduler-wiring.js'
-import { type SingletonScheduleProps, validateRetryPolicy, validateSchedules } from './schedules.js'
-import {
-  createAlarms,
-  createMetricAlarms,
-  type SingletonAlarmProps,
-  validateMetricAlarms,
-} from './singleton-alarms.js'
+import { chooseLockStore } from './private/lock-store-choice.js'
+import { acknowledgeWildcardResource } from './private/nag.js'
+import { createSchedules, deadLetterQueueFor, schedulerRole } from './private/scheduler-wiring.js'
+import type { ScheduledJobOptions } from './scheduled-job.js'
+import { validateRetryPolicy, validateSchedules } from './schedules.js'
+import { createAlarms, createMetricAlarms, validateMetricAlarms } from './singleton-alarms.js'
 import { SingletonMetrics, type SingletonMetricsProps } from './singleton-metrics.js'
 
 /** Everything about scheduling a singleton function except the function itself. */
-export interface ScheduledSingletonOptions {
-  /**
-   * Where the function's lock lives, in S3. Share one `LockBucket` between functions (and
-   * stacks) to keep all locks in one bucket. Mutually exclusive with `lockTable`.
-   *
-   * @default a new `LockBucket` with default props, inside this construct, unless `lockTable`
-   *   is given
-   */
-  readonly lockBucket?: LockBucket
-
-  /**
-   * Where the function's lock lives, in DynamoDB, instead of `lockBucket`. Share one
-   * `LockTable` between functions to keep all locks in one table.
-   *
-   * @default no table: the lock lives in `lockBucket`
-   */
-  readonly lockTable?: LockTable
-
-  /** The EventBridge Scheduler schedules that invoke the function: at least one. */
-  readonly schedules: readonly SingletonScheduleProps[]
-
-  /**
-   * The schedule group the schedules belong to.
-   *
-   * @default the account's `default` group
-   */
-  readonly scheduleGroup?: scheduler.IScheduleGroup
-
-  /**
-   * How many times Scheduler retries delivering a tick when invoking the function fails
-   * (throttling, service errors), 0–185. This is Scheduler's retry, not a retry of a failed run:
-   * Lambda invokes asynchronously and retries a failed run itself (`retryAttempts` of the function).
-   *
-   * @default 3
-   */
-  readonly retryAttempts?: number
-
-  /**
-   * How long Scheduler keeps trying to deliver one tick, 1 minute to 24 hours. A tick older than
-   * this goes to the dead-letter queue (if any) instead of running late.
-   *
-   * @default Duration.hours(1)
-   */
-  readonly maxEventAge?: Duration
-
-  /**
-   * A queue for ticks that Scheduler could not deliver within `retryAttempts`/`maxEventAge`.
-   *
-   * @default a new encrypted, TLS-only queue when `deadLetterQueueEnabled`, otherwise none
-   */
-  readonly deadLetterQueue?: sqs.IQueue
-
-  /**
-   * Create a dead-letter queue for undeliverable ticks (ignored when `deadLetterQueue` is given).
-   *
-   * @default false
-   */
-  readonly deadLetterQueueEnabled?: boolean
-
-  /**
-   * Alarms on the function's errors, with a dead-letter queue on undelivered ticks, and with
-   * `metrics` on missed runs, runs that held the lock too long, lost leases and a paused job
-   * (those read the middleware's metrics: asking for one without `metrics` fails synth).
-   *
-   * @default no alarms
-   */
-  readonly alarms?: SingletonAlarmProps
-
+export interface ScheduledSingletonOptions extends ScheduledJobOptions {
   /**
    * Skip a tick delivered longer than this after its scheduled time (a `late` skip, without
    * asking the lock store): Lambda retries a failed asynchronous run, and delivers throttled
@@ -99,17 +30,6 @@ export interface ScheduledSingletonOptions {
    * @default no limit: a tick runs however late it comes
    */
   readonly maxTickAge?: Duration
-
-  /**
-   * The function's lock key, below the lock store's key prefix, given to the function as
-   * `LAMBDA_SINGLETON_KEY` (the middleware's default key). Functions that share a lock store and
-   * a lock key share one lock, whatever stack or region they are deployed in. Changing it starts
-   * a new lock: pin it before you move or rename the construct.
-   *
-   * @default the construct path: of the function (`ScheduledSingleton`), or of the
-   *   `ScheduledSingletonFunction`, e.g. `Jobs/NightlyReport`
-   */
-  readonly lockKey?: string
 
   /**
    * The lock keys the function's role may use, below the store's key prefix, when its handler
@@ -153,7 +73,7 @@ export class ScheduledSingleton extends Construct {
   /** The function being scheduled. */
   readonly function: lambda.Function
   /** Where its lock lives: `lockBucket` or `lockTable`, whichever is in use. */
-  readonly lockStore: LockBucket | LockTable
+  readonly lockStore: ILockStore
   /** The bucket its lock lives in (given or created), or `undefined` when it uses `lockTable`. */
   readonly lockBucket: LockBucket | undefined
   /** The table its lock lives in, when `lockTable` was given. */
@@ -187,21 +107,10 @@ export class ScheduledSingleton extends Construct {
     validateRetryPolicy(this, retryAttempts, maxEventAge)
 
     this.function = props.function
-    if (props.lockBucket && props.lockTable) {
-      throw new SingletonValidationError(
-        'pass either `lockBucket` (S3) or `lockTable` (DynamoDB) for the lock, not both',
-        this,
-      )
-    }
-    if (props.lockTable) {
-      this.lockTable = props.lockTable
-      this.lockBucket = undefined
-      this.lockStore = props.lockTable
-    } else {
-      this.lockTable = undefined
-      this.lockBucket = props.lockBucket ?? new LockBucket(this, 'LockBucket')
-      this.lockStore = this.lockBucket
-    }
+    const chosen = chooseLockStore(this, props)
+    this.lockStore = chosen.store
+    this.lockBucket = chosen.bucket
+    this.lockTable = chosen.table
     this.lockKey = this.lockStore.bind(this.function, { lockKey: props.lockKey, lockKeys: props.lockKeys })
     if (props.maxTickAge) {
       // The runtime's rule, which reads it from the environment at every invocation.
@@ -213,8 +122,7 @@ export class ScheduledSingleton extends Construct {
     }
     if (props.alarms) validateMetricAlarms(this, props.alarms, props.metrics !== undefined)
 
-    this.deadLetterQueue =
-      props.deadLetterQueue ?? (props.deadLetterQueueEnabled ? this.createDeadLetterQueue() : undefined)
+    this.deadLetterQueue = deadLetterQueueFor(this, props)
 
     this.scheduleRole = schedulerRole(
       this,
@@ -269,20 +177,5 @@ export class ScheduledSingleton extends Construct {
     this.missedRunAlarm = metricAlarms?.missedRun
     this.runTooLongAlarm = metricAlarms?.runTooLong
     this.pausedAlarm = metricAlarms?.paused
-  }
-
-  private createDeadLetterQueue(): sqs.Queue {
-    const queue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    })
-    acknowledgeRule(
-      queue,
-      'AwsSolutions-SQS3',
-      'This queue is itself the dead-letter queue of the EventBridge Scheduler targets; ' +
-        'cdk-nag only recognises SQS redrive policies and Lambda DLQs as such.',
-    )
-    return queue
   }
 }

@@ -1,8 +1,11 @@
-import { Stack } from 'aws-cdk-lib'
+import { Duration, Stack } from 'aws-cdk-lib'
 import * as iam from 'aws-cdk-lib/aws-iam'
 import * as scheduler from 'aws-cdk-lib/aws-scheduler'
+import * as sqs from 'aws-cdk-lib/aws-sqs'
 import type { Construct } from 'constructs'
+import type { ScheduledJobOptions } from '../scheduled-job.js'
 import type { SingletonScheduleProps } from '../schedules.js'
+import { acknowledgeRule } from './nag.js'
 
 /**
  * The role EventBridge Scheduler assumes to start a construct's job (`ScheduleRole`). Only
@@ -51,4 +54,22 @@ export function createSchedules(
         target: targetOf(schedule),
       }),
   )
+}
+
+/** The job's dead-letter queue: the one given, a new one when `deadLetterQueueEnabled`, or none. */
+export function deadLetterQueueFor(scope: Construct, options: ScheduledJobOptions): sqs.IQueue | undefined {
+  if (options.deadLetterQueue) return options.deadLetterQueue
+  if (!options.deadLetterQueueEnabled) return undefined
+  const queue = new sqs.Queue(scope, 'DeadLetterQueue', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  })
+  acknowledgeRule(
+    queue,
+    'AwsSolutions-SQS3',
+    'This queue is itself the dead-letter queue of the EventBridge Scheduler targets; ' +
+      'cdk-nag only recognises SQS redrive policies and Lambda DLQs as such.',
+  )
+  return queue
 }

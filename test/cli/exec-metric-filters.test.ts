@@ -87,7 +87,7 @@ const withKey = (key: string) => args.map((arg, at) => (args[at - 1] === '--key'
 describe("the task's metric filters, on the lines exec writes", () => {
   it('reads the filters it knows of: failed runs, lost leases, completed runs, held time, paused', () => {
     expect(filters.map((f) => f.MetricName).sort()).toEqual(
-      ['Completed', 'FailedRuns', 'HeldMs', 'LostLeases', 'Paused'].sort(),
+      ['Completed', 'FailedRuns', 'HeldMs', 'Lost', 'Paused'].sort(),
     )
   })
 
@@ -96,7 +96,7 @@ describe("the task's metric filters, on the lines exec writes", () => {
     const run = exec(lockKey(), log.job('ok', { sleepMs: 300 }))
     expect((await run.exited()).code, run.stderr).toBe(0)
     const counted = metrics(run.stderr)
-    expect(counted).toMatchObject({ FailedRuns: [], LostLeases: [], Completed: [1], Paused: [] })
+    expect(counted).toMatchObject({ FailedRuns: [], Lost: [], Completed: [1], Paused: [] })
     expect(counted.HeldMs).toHaveLength(1)
     expect(counted.HeldMs?.[0]).toBeGreaterThanOrEqual(300)
   })
@@ -106,7 +106,7 @@ describe("the task's metric filters, on the lines exec writes", () => {
     const run = exec(lockKey(), log.job('three', { exitCode: 3 }))
     expect((await run.exited()).code, run.stderr).toBe(3)
     const counted = metrics(run.stderr)
-    expect(counted).toMatchObject({ FailedRuns: [1], LostLeases: [], Completed: [], Paused: [] })
+    expect(counted).toMatchObject({ FailedRuns: [1], Lost: [], Completed: [], Paused: [] })
     expect(counted.HeldMs).toHaveLength(1) // released all the same
   })
 
@@ -115,7 +115,7 @@ describe("the task's metric filters, on the lines exec writes", () => {
     expect((await run.exited()).code, run.stderr).toBe(ExitCode.CommandNotFound)
     expect(metrics(run.stderr)).toEqual({
       FailedRuns: [1],
-      LostLeases: [],
+      Lost: [],
       Completed: [],
       HeldMs: [],
       Paused: [],
@@ -134,7 +134,7 @@ describe("the task's metric filters, on the lines exec writes", () => {
     expect(log.notes()).toEqual([])
     expect(metrics(run.stderr)).toEqual({
       FailedRuns: [],
-      LostLeases: [],
+      Lost: [],
       Completed: [],
       HeldMs: [],
       Paused: [1],
@@ -154,14 +154,14 @@ describe("the task's metric filters, on the lines exec writes", () => {
         engineEnv(),
       )
       expect((await next.exited()).code, next.stderr).toBe(0)
-      expect(metrics(next.stderr)).toMatchObject({ LostLeases: [], FailedRuns: [], Completed: [1] })
+      expect(metrics(next.stderr)).toMatchObject({ Lost: [], FailedRuns: [], Completed: [1] })
     } finally {
       first.child.kill('SIGCONT')
     }
     const { code } = await first.exited()
     expect(code, first.stderr).toBe(ExitCode.Lost)
     const counted = metrics(first.stderr)
-    expect(counted.LostLeases, first.stderr).toEqual([1])
+    expect(counted.Lost, first.stderr).toEqual([1])
     expect(counted.Completed).toEqual([])
     // Its command was stopped: it exited non-zero, a failed run too.
     expect(counted.FailedRuns).toEqual([1])

@@ -129,9 +129,7 @@ describe('ScheduledSingletonTask', () => {
   it('alarms on failed runs, lost leases and undelivered ticks, from exec’s log lines', () => {
     template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ $.outcome = "lost" }',
-      MetricTransformations: [
-        Match.objectLike({ MetricName: 'LostLeases', MetricNamespace: 'LambdaSingleton' }),
-      ],
+      MetricTransformations: [Match.objectLike({ MetricName: 'Lost', MetricNamespace: 'LambdaSingleton' })],
     })
     expect(task.alarms.map((alarm) => alarm.node.id)).toEqual([
       'FailedRunsAlarm',
@@ -141,6 +139,48 @@ describe('ScheduledSingletonTask', () => {
       'PausedAlarm',
     ])
     template.resourceCountIs('AWS::CloudWatch::Alarm', 5)
+  })
+
+  it('names each alarm as ScheduledSingleton does, and lists them', () => {
+    expect(task.failedRunsAlarm?.node.id).toBe('FailedRunsAlarm')
+    expect(task.lostLeaseAlarm?.node.id).toBe('LostLeaseAlarm')
+    expect(task.deadLetterAlarm?.node.id).toBe('DeadLetterAlarm')
+    expect(task.missedRunAlarm?.node.id).toBe('MissedRunAlarm')
+    expect(task.pausedAlarm?.node.id).toBe('PausedAlarm')
+    expect(task.runTooLongAlarm).toBeUndefined()
+    expect(task.alarms).toHaveLength(5)
+  })
+
+  it('makes its own dead-letter queue with deadLetterQueueEnabled, as ScheduledSingleton does', () => {
+    const stack = testStack()
+    const made = new ScheduledSingletonTask(stack, 'Job', {
+      image,
+      command: ['node', 'job.js'],
+      schedules: [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }],
+      deadLetterQueueEnabled: true,
+    })
+    expect(made.deadLetterQueue).toBeDefined()
+    const queueId = ref(stack, made.deadLetterQueue as never)
+    Template.fromStack(stack).hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: Match.objectLike({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queueId, 'Arn'] } } }),
+    })
+    // Encrypted, TLS only, and acknowledged as the dead-letter queue it is.
+    expect(nagFindings(made.deadLetterQueue as never).map((finding) => finding.rule)).toEqual([])
+  })
+
+  it('refuses a lock bucket and a lock table at once, with the words ScheduledSingleton uses', () => {
+    const stack = testStack()
+    const error = thrown(
+      () =>
+        new ScheduledSingletonTask(stack, 'Job', {
+          image,
+          command: ['node', 'job.js'],
+          schedules: [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }],
+          lockBucket: new LockBucket(stack, 'Locks'),
+          lockTable: new LockTable(stack, 'Table'),
+        }),
+    )
+    expect(error.message).toMatch(/either `lockBucket` \(S3\) or `lockTable` \(DynamoDB\)/)
   })
 
   it('alarms when no run completed within two schedule intervals, counting exec’s completed releases', () => {
