@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { keyAttributeClash } from '../dynamodb/key-attributes.js'
+import type { ExecSettings } from '../exec/settings.js'
 import { EtagQuoting } from '../s3/etag.js'
 import {
   COMMANDS,
@@ -9,7 +10,7 @@ import {
   OPTIONS,
   type OptionName,
 } from './commands-spec.js'
-import { type ExecLine, execLine } from './exec-args.js'
+import { execLine } from './exec-args.js'
 import { UsageError } from './exit-codes.js'
 import type { StoreTarget } from './store.js'
 
@@ -32,7 +33,7 @@ export interface CommandLine {
   readonly intervalMs: number
   readonly json: boolean
   /** `exec`: the command to run, and how. */
-  readonly exec?: ExecLine
+  readonly exec?: ExecSettings
 }
 
 export type Parsed =

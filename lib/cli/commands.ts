@@ -3,6 +3,7 @@ import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
 import { Lock } from '../core/lock.js'
 import type { LockInfo } from '../core/lock-options.js'
 import type { PauseRecord } from '../core/record.js'
+import type { ProcessSignals } from '../exec/process-signals.js'
 import type { CommandLine } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { exec } from './exec.js'
@@ -33,6 +34,8 @@ export interface CommandContext {
   readonly signal?: AbortSignal | undefined
   /** `watch` redraws in place (a terminal) rather than printing frame after frame. */
   readonly redraw: boolean
+  /** The process's signals, which `exec` passes on to its command. @default the process's own */
+  readonly signals?: ProcessSignals | undefined
 }
 
 /** Reads in flight at once while listing. */

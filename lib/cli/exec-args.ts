@@ -1,53 +1,13 @@
 /** The options of `exec`, read from the command line (see commands-spec.ts for their help). */
-import {
-  DEFAULT_KILL_AFTER_MS,
-  MAX_DURATION_MS,
-  maxTickAgeProblem,
-  pauseAfterFailuresProblem,
-} from '../config.js'
-import { DEFAULT_TTL_MS } from '../core/timing.js'
+import { MAX_DURATION_MS, maxTickAgeProblem, pauseAfterFailuresProblem } from '../config.js'
+import { EXEC_DEFAULTS, ExecOnHeld, type ExecSettings } from '../exec/settings.js'
 import { UsageError } from './exit-codes.js'
-
-/** What `exec` does when another run holds the lock. */
-export const ExecOnHeld = {
-  /** Exit 0 without running the command: another run is doing the work. */
-  Skip: 'skip',
-  /** Wait up to `--wait` for the lock; exit 7 (`Held`) if it stays held. */
-  Wait: 'wait',
-  /** Exit 7 (`Held`) without running the command, so that whatever started it can retry. */
-  Fail: 'fail',
-  /**
-   * Take the lock from a run of an older `--tick` (its command gets SIGTERM at its wrapper's next
-   * heartbeat, and its fenced writes are refused); skip as `skip` does otherwise. Needs `--tick`.
-   */
-  Replace: 'replace',
-} as const
-export type ExecOnHeld = (typeof ExecOnHeld)[keyof typeof ExecOnHeld]
-
-/** The command `exec` runs, and how. */
-export interface ExecLine {
-  /** The command and its arguments, as given after `--`. */
-  readonly argv: readonly [string, ...string[]]
-  readonly ttlMs: number
-  readonly onHeld: ExecOnHeld
-  readonly waitMs: number
-  readonly tick: string | undefined
-  /** Skip a tick older than this (`--max-tick-age`). */
-  readonly maxTickAgeMs: number | undefined
-  /** Pause the job after this many failed runs in a row (`--pause-after-failures`). */
-  readonly pauseAfterFailures: number | undefined
-  /** From SIGTERM to SIGKILL when the lease is lost. */
-  readonly killAfterMs: number
-}
-
-/** A lease as long as the library's own default; the kill-after the task construct's too. */
-export const EXEC_DEFAULTS = { ttlMs: DEFAULT_TTL_MS, killAfterMs: DEFAULT_KILL_AFTER_MS } as const
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
 
 type Values = Readonly<Record<string, string | boolean | undefined>>
 
-export function execLine(values: Values, argv: readonly string[]): ExecLine {
+export function execLine(values: Values, argv: readonly string[]): ExecSettings {
   const [program, ...args] = argv
   if (program === undefined || program === '')
     throw new UsageError('exec needs the command to run after "--"', 'exec')

@@ -2,10 +2,10 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
+import { ProcessSignals } from '../exec/process-signals.js'
 import { LogField } from '../log-contract.js'
 import { type CommandLine, parseCommandLine } from './args.js'
 import { RUNNERS } from './commands.js'
-import { forwardsSignals } from './exec.js'
 import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
 import { commandHelp, programHelp, usageLine } from './help.js'
 import { defaultOperator, packageVersion } from './identity.js'
@@ -27,6 +27,8 @@ export interface CliIo extends StoreClients {
   readonly signal?: AbortSignal
   /** `watch` redraws a terminal in place instead of printing frame after frame. */
   readonly redraw?: boolean
+  /** The process's signals, for `exec` to pass on to its command. @default the process's own */
+  readonly signals?: ProcessSignals
 }
 
 /** Runs one CLI command; resolves the process exit code. */
@@ -63,6 +65,7 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
       err: shown.err,
       signal: io.signal,
       redraw: io.redraw ?? false,
+      signals: io.signals,
     })
   } catch (error) {
     return report(error, line, shownIo(line, io))
@@ -118,10 +121,11 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
 const invokedDirectly = process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
 if (invokedDirectly) {
   const interrupt = new AbortController()
+  const signals = new ProcessSignals()
   // The first Ctrl-C ends `watch` and abandons reads; writes finish (they are bounded), so that
   // the lock is never left in doubt. A second one ends the process at once.
   const onSignal = () => {
-    if (forwardsSignals()) return // `exec` passes it on to its command, and releases after it
+    if (signals.forwarding) return // `exec` passes it on to its command, and releases after it
     if (interrupt.signal.aborted) process.exit(ExitCode.Interrupted)
     interrupt.abort()
   }
@@ -133,6 +137,7 @@ if (invokedDirectly) {
     env: process.env,
     signal: interrupt.signal,
     redraw: process.stdout.isTTY === true,
+    signals,
   })
   process.off('SIGINT', onSignal)
   process.off('SIGTERM', onSignal)

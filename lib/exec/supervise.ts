@@ -4,11 +4,12 @@
  * (SIGTERM, then SIGKILL `killAfterMs` later if any of it still runs), and keep the lock until
  * no process of the group runs. The world it runs in (the command's processes, the timer, the
  * signals) comes as parameters, so that the simulator (test/sim) can drive it on simulated
- * time; lib/cli/exec.ts passes the real ones.
+ * time; lib/exec/adapter.ts passes the real ones.
  */
-import { ExitCode } from '../cli/exit-codes.js'
+
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
+import { ExitCode } from '../exit-codes.js'
 import { LogLevel } from '../log-contract.js'
 import { commandEnv, type SupervisedLease } from './command-env.js'
 import type { CommandGroup, StartCommand } from './command-group.js'

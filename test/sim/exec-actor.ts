@@ -1,7 +1,7 @@
-import { type ExecWorld, exec } from '../../lib/cli/exec.js'
-import { type ExecLine, ExecOnHeld } from '../../lib/cli/exec-args.js'
-import { ExitCode } from '../../lib/cli/exit-codes.js'
+import { type ExecWorld, exec } from '../../lib/exec/adapter.js'
+import { ExecOnHeld, type ExecSettings } from '../../lib/exec/settings.js'
 import type { SignalSource } from '../../lib/exec/supervise.js'
+import { ExitCode } from '../../lib/exit-codes.js'
 import { type Stage, unexpected } from './actors.js'
 import { type CommandPlan, type MemberPlan, SimGroup } from './sim-group.js'
 import type { SimProcess } from './world.js'
@@ -56,7 +56,7 @@ async function runOnce(
   run: { id: string; tick: string },
 ): Promise<void> {
   const { world } = stage
-  const line: ExecLine = {
+  const line: ExecSettings = {
     argv: ['job.sh'],
     ttlMs: host.ttlMs,
     onHeld: host.onHeld,
@@ -104,14 +104,15 @@ async function runOnce(
   }
   const code = await exec(
     {
-      line: { key: stage.key, exec: line },
+      settings: line,
+      key: stage.key,
       operator: process.name,
       err: (text) => {
         lines.push(text)
         stage.trace(`${process.name} ${text}`)
       },
       signal: stopped.signal,
-      opened: { store: stage.store.for(process) },
+      store: stage.store.for(process),
     },
     simWorld,
   ).catch((error: unknown) => {

@@ -1,6 +1,6 @@
-import { ExecOnHeld } from '../../lib/cli/exec-args.js'
 import { Lock } from '../../lib/core/lock.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
+import { ExecOnHeld } from '../../lib/exec/settings.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
 import {
   coreContender,
