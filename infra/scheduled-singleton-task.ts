@@ -21,11 +21,10 @@ import { Outcome } from '../lib/lifecycle/outcome.js'
 import { ExecMessage, LogField, LogLevel, logPath, OutcomeField } from '../lib/log-contract.js'
 import { SingletonValidationError } from './errors.js'
 import type { ILockStore } from './lock-store.js'
+import { deadLetterAlarm, JobSchedules } from './private/job-schedules.js'
 import { validateLockKey } from './private/lock-key.js'
 import { chooseLockStore } from './private/lock-store-choice.js'
-import { createSchedules, deadLetterQueueFor, schedulerRole } from './private/scheduler-wiring.js'
 import type { ScheduledJobOptions } from './scheduled-job.js'
-import { validateRetryPolicy, validateSchedules } from './schedules.js'
 import {
   createMetricAlarms,
   type SingletonAlarmProps,
@@ -124,10 +123,6 @@ export class ScheduledSingletonTask extends Construct {
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonTaskProps) {
     super(scope, id)
-    validateSchedules(this, props.schedules)
-    const retryAttempts = props.retryAttempts ?? 3
-    const maxEventAge = props.maxEventAge ?? Duration.hours(1)
-    validateRetryPolicy(this, retryAttempts, maxEventAge)
     if (props.command.length === 0) throw new SingletonValidationError('command must not be empty', this)
     const { pauseAfterFailures } = props
     // exec's rule: what it would refuse at every run is refused at synth.
@@ -173,23 +168,22 @@ export class ScheduledSingletonTask extends Construct {
     })
     this.lockStore.grantKey(this.taskDefinition.taskRole, this.lockKey)
 
-    this.deadLetterQueue = deadLetterQueueFor(this, props)
-    this.scheduleRole = schedulerRole(
+    const jobSchedules = new JobSchedules(
       this,
+      props,
       'Lets EventBridge Scheduler run a singleton task',
-      props.scheduleGroup,
+      (delivery) =>
+        new targets.EcsRunFargateTask(this.cluster, {
+          ...delivery,
+          taskDefinition: this.taskDefinition,
+          vpcSubnets: network.subnets,
+          assignPublicIp: network.assignPublicIp,
+          securityGroups: network.securityGroups,
+        }),
     )
-    const target = new targets.EcsRunFargateTask(this.cluster, {
-      taskDefinition: this.taskDefinition,
-      role: this.scheduleRole,
-      retryAttempts,
-      maxEventAge,
-      deadLetterQueue: this.deadLetterQueue,
-      vpcSubnets: network.subnets,
-      assignPublicIp: network.assignPublicIp,
-      securityGroups: network.securityGroups,
-    })
-    this.schedules = createSchedules(this, props.schedules, props.scheduleGroup, () => target)
+    this.deadLetterQueue = jobSchedules.deadLetterQueue
+    this.scheduleRole = jobSchedules.role
+    this.schedules = jobSchedules.schedules
 
     const namespace = props.metricNamespace ?? DEFAULT_METRICS_NAMESPACE
     if (!isValidNamespace(namespace)) {
@@ -356,13 +350,11 @@ export class ScheduledSingletonTask extends Construct {
     )
     const deadLetter =
       deadLetterQueue &&
-      alarm(
-        'DeadLetterAlarm',
+      deadLetterAlarm(
+        this,
+        deadLetterQueue,
+        period,
         'EventBridge Scheduler could not start a tick: it is in the dead-letter queue',
-        deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period,
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
       )
     for (const each of [failedRuns, lostLease, deadLetter]) {
       each?.addAlarmAction(...(props.actions ?? []))

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib'
+import type { Duration } from 'aws-cdk-lib'
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch'
 import type * as iam from 'aws-cdk-lib/aws-iam'
 import type * as lambda from 'aws-cdk-lib/aws-lambda'
@@ -11,11 +11,10 @@ import { SingletonValidationError } from './errors.js'
 import type { LockBucket } from './lock-bucket.js'
 import type { ILockStore } from './lock-store.js'
 import type { LockTable } from './lock-table.js'
+import { JobSchedules } from './private/job-schedules.js'
 import { chooseLockStore } from './private/lock-store-choice.js'
 import { acknowledgeWildcardResource } from './private/nag.js'
-import { createSchedules, deadLetterQueueFor, schedulerRole } from './private/scheduler-wiring.js'
 import type { ScheduledJobOptions } from './scheduled-job.js'
-import { validateRetryPolicy, validateSchedules } from './schedules.js'
 import { createAlarms, createMetricAlarms, validateMetricAlarms } from './singleton-alarms.js'
 import { SingletonMetrics, type SingletonMetricsProps } from './singleton-metrics.js'
 
@@ -101,12 +100,32 @@ export class ScheduledSingleton extends Construct {
 
   constructor(scope: Construct, id: string, props: ScheduledSingletonProps) {
     super(scope, id)
-    validateSchedules(this, props.schedules)
-    const retryAttempts = props.retryAttempts ?? 3
-    const maxEventAge = props.maxEventAge ?? Duration.hours(1)
-    validateRetryPolicy(this, retryAttempts, maxEventAge)
-
     this.function = props.function
+    // First: it checks the schedules and the retry policy before anything else is made.
+    const jobSchedules = new JobSchedules(
+      this,
+      props,
+      'Lets EventBridge Scheduler invoke a singleton function',
+      (delivery, schedule) =>
+        new targets.LambdaInvoke(this.function, {
+          ...delivery,
+          // The middleware reads exactly this shape (lib/lifecycle/tick.ts).
+          input: scheduler.ScheduleTargetInput.fromObject({
+            source: SCHEDULER_EVENT_SOURCE,
+            schedule: schedule.name,
+            scheduledTime: scheduler.ContextAttribute.scheduledTime,
+          }),
+        }),
+    )
+    this.deadLetterQueue = jobSchedules.deadLetterQueue
+    this.scheduleRole = jobSchedules.role
+    this.schedules = jobSchedules.schedules
+    acknowledgeWildcardResource(
+      this.scheduleRole,
+      `${this.function.functionArn}:*`,
+      'CDK grantInvoke also allows the versions and aliases of the one function Scheduler invokes.',
+    )
+
     const chosen = chooseLockStore(this, props)
     this.lockStore = chosen.store
     this.lockBucket = chosen.bucket
@@ -121,38 +140,6 @@ export class ScheduledSingleton extends Construct {
       this.function.addEnvironment(LOCK_ENV.maxTickAgeMs, String(props.maxTickAge.toMilliseconds()))
     }
     if (props.alarms) validateMetricAlarms(this, props.alarms, props.metrics !== undefined)
-
-    this.deadLetterQueue = deadLetterQueueFor(this, props)
-
-    this.scheduleRole = schedulerRole(
-      this,
-      'Lets EventBridge Scheduler invoke a singleton function',
-      props.scheduleGroup,
-    )
-    acknowledgeWildcardResource(
-      this.scheduleRole,
-      `${this.function.functionArn}:*`,
-      'CDK grantInvoke also allows the versions and aliases of the one function Scheduler invokes.',
-    )
-
-    this.schedules = createSchedules(
-      this,
-      props.schedules,
-      props.scheduleGroup,
-      (schedule) =>
-        new targets.LambdaInvoke(this.function, {
-          role: this.scheduleRole,
-          retryAttempts,
-          maxEventAge,
-          deadLetterQueue: this.deadLetterQueue,
-          // The middleware reads exactly this shape (lib/lifecycle/tick.ts).
-          input: scheduler.ScheduleTargetInput.fromObject({
-            source: SCHEDULER_EVENT_SOURCE,
-            schedule: schedule.name,
-            scheduledTime: scheduler.ContextAttribute.scheduledTime,
-          }),
-        }),
-    )
 
     const alarms = props.alarms && createAlarms(this, props.alarms, this.function, this.deadLetterQueue)
     this.errorsAlarm = alarms?.errors

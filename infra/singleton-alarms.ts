@@ -5,6 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs'
 import type { Construct } from 'constructs'
 import { SingletonMetric } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
+import { deadLetterAlarm } from './private/job-schedules.js'
 import { longestGap } from './private/schedule-gap.js'
 import type { SingletonScheduleProps } from './schedules.js'
 
@@ -110,19 +111,14 @@ export function createAlarms(
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
   })
-  const deadLetter = deadLetterQueue
-    ? new cloudwatch.Alarm(scope, 'DeadLetterAlarm', {
-        alarmDescription: 'EventBridge Scheduler could not deliver a tick: it is in the dead-letter queue',
-        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period,
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      })
-    : undefined
+  const deadLetter =
+    deadLetterQueue &&
+    deadLetterAlarm(
+      scope,
+      deadLetterQueue,
+      period,
+      'EventBridge Scheduler could not deliver a tick: it is in the dead-letter queue',
+    )
   for (const alarm of [errors, deadLetter]) {
     if (!alarm) continue
     alarm.addAlarmAction(...(props.actions ?? []))
