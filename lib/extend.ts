@@ -4,8 +4,20 @@
 // adapters over: a new adapter (another middleware engine, a container entry point) calls
 // `SingletonLifecycle.start` and settles the run it returns.
 
-export { DEFAULT_METRICS_NAMESPACE, MetricDimension } from './config.js'
+export { DEFAULT_METRICS_NAMESPACE, MetricDimension, SingletonMetric } from './config.js'
+export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
+// Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
+// skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
+export type { RecordPatch } from './core/lease.js'
+export type { BlockedReason, LockInfo } from './core/lock-options.js'
+export type {
+  ForceReleaseOptions,
+  PauseOptions,
+  PauseResult,
+  ResetOptions,
+  ResumeResult,
+} from './core/operator.js'
 export {
   type EndedByOperatorRecord,
   type HistoryEntry,
@@ -21,6 +33,7 @@ export {
   type ReplacedRecord,
   type RunningRecord,
   RunOutcome,
+  type ScheduleFields,
 } from './core/record.js'
 export {
   type LockStore,
@@ -32,13 +45,16 @@ export {
   type WriteResult,
   WriteStatus,
 } from './core/store.js'
+export type { RetryOptions } from './core/store-session.js'
 export {
   DEFAULT_CLOCK_SKEW_MARGIN_MS,
   DEFAULT_TTL_MS,
   MAX_CLOCK_SKEW_MARGIN_MS,
   MAX_TTL_MS,
 } from './core/timing.js'
+export type { InvocationContext } from './lifecycle/handler-context.js'
 export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
 export { consoleLogger } from './lifecycle/logger.js'
 export type { SingletonRun } from './lifecycle/run.js'
+export type { SkipResultBase } from './lifecycle/skip.js'
 export { isTickDone, tickIdOf } from './lifecycle/tick.js'

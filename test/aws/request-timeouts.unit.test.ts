@@ -4,7 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import { LockConfigurationError, type LockStore, LockStoreError } from '../../lib/index.js'
+import type { LockStore } from '../../lib/extend.js'
+import { LockConfigurationError, LockStoreError } from '../../lib/index.js'
 import { S3LockStore } from '../../lib/s3/index.js'
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { historyTable, runViewsOf } from '../../lib/cli/format.js'
-import type { LockRecord } from '../../lib/index.js'
+import type { LockRecord } from '../../lib/extend.js'
 
 const at = Date.parse('2026-11-21T03:00:00Z') / 1000
 const record: LockRecord = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { AcquireStatus, type Acquisition, Lock, type LockRecord } from '../../lib/index.js'
+import type { LockRecord } from '../../lib/extend.js'
+import { AcquireStatus, type Acquisition, Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { ManualClock } from '../support/sim-clock.js'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { StoreSession } from '../../lib/core/store-session.js'
-import type { LockRecord } from '../../lib/index.js'
+import type { LockRecord } from '../../lib/extend.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 

@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import {
-  type InvocationContext,
-  Lock,
-  LockOptionsError,
-  type SingletonOptions,
-  withSingleton,
-} from '../../lib/index.js'
+import type { InvocationContext } from '../../lib/extend.js'
+import { Lock, LockOptionsError, type SingletonOptions, withSingleton } from '../../lib/index.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 

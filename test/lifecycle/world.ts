@@ -1,5 +1,5 @@
+import type { InvocationContext } from '../../lib/extend.js'
 import {
-  type InvocationContext,
   type LambdaContext,
   type OutcomeEvent,
   type SingletonContext,

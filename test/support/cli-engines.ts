@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { inject } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import type { LockRecord, LockStore } from '../../lib/index.js'
+import type { LockRecord, LockStore } from '../../lib/extend.js'
 import { S3LockStore } from '../../lib/s3/index.js'
 import { cliIn, type ProgramResult, runCliProgram } from './cli.js'
 

@@ -1,4 +1,5 @@
-import type { LockOptions, LockRecord } from '../../lib/index.js'
+import type { LockRecord } from '../../lib/extend.js'
+import type { LockOptions } from '../../lib/index.js'
 import { Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { SimTime } from './sim-clock.js'
