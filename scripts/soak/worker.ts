@@ -10,9 +10,9 @@
 
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { S3Client } from '@aws-sdk/client-s3'
+import type { Clock } from '../../lib/extend.js'
 import { systemClock } from '../../lib/extend.js'
 import type { Lease } from '../../lib/index.js'
-import type { Clock } from '../../lib/extend.js'
 import { FencedWriteRejectedError, fencedPut, S3Lock } from '../../lib/s3/index.js'
 import { leaseOf } from '../../test/support/lease-of.js'
 import { lockKeyOf, objectsOf, type WorkerConfig } from './config.js'
