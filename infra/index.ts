@@ -1,14 +1,8 @@
 export { type LockStoreKind, SingletonMetric } from '../lib/config.js'
 export { SingletonValidationError } from './errors.js'
-export { DENIED_LOCK_DELETES, LOCK_ACTIONS, LockBucket, type LockBucketProps } from './lock-bucket.js'
+export { LockBucket, type LockBucketProps } from './lock-bucket.js'
 export type { ILockStore } from './lock-store.js'
-export {
-  DEFAULT_PARTITION_KEY,
-  LockTable,
-  type LockTableProps,
-  TABLE_KEY_ACTIONS,
-  TABLE_LOCK_ACTIONS,
-} from './lock-table.js'
+export { LockTable, type LockTableProps } from './lock-table.js'
 export type { BindOptions } from './private/lock-key.js'
 export type { ScheduledJobOptions } from './scheduled-job.js'
 export {
@@ -22,20 +16,10 @@ export {
   type SingletonFunctionProps,
 } from './scheduled-singleton-function.js'
 export { ScheduledSingletonTask, type ScheduledSingletonTaskProps } from './scheduled-singleton-task.js'
-export {
-  SCHEDULE_LIMITS,
-  type SingletonScheduleEvent,
-  type SingletonScheduleProps,
-} from './schedules.js'
-export {
-  createAlarms,
-  createMetricAlarms,
-  type SingletonAlarmProps,
-  type SingletonAlarms,
-  type SingletonMetricAlarms,
-  type SingletonMetricAlarmsWiring,
-  type SingletonMetricSource,
-} from './singleton-alarms.js'
+export type { SingletonScheduleEvent, SingletonScheduleProps } from './schedules.js'
+// The alarm and metric builders, the IAM action lists and the schedule limits stay private: the
+// constructs are the surface, and what they grant and make is in their docs and templates.
+export type { SingletonAlarmProps } from './singleton-alarms.js'
 export {
   SingletonMetrics,
   type SingletonMetricsProps,

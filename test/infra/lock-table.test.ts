@@ -12,8 +12,8 @@ import {
   ScheduledSingleton,
   ScheduledSingletonFunction,
   SingletonValidationError,
-  TABLE_LOCK_ACTIONS,
 } from '../../infra/index.js'
+import { TABLE_LOCK_ACTIONS } from '../../infra/lock-table.js'
 import { LOCK_ENV } from '../../lib/config.js'
 import {
   FIXTURE_ENTRY,
