@@ -11,9 +11,9 @@ import { Construct } from 'constructs'
 import {
   DEFAULT_KILL_AFTER_MS,
   DEFAULT_METRICS_NAMESPACE,
-  isValidNamespace,
   MAX_DURATION_MS,
   MetricDimension,
+  namespaceProblem,
   pauseAfterFailuresProblem,
   SingletonMetric,
 } from '../lib/config.js'
@@ -186,9 +186,10 @@ export class ScheduledSingletonTask extends Construct {
     this.schedules = jobSchedules.schedules
 
     const namespace = props.metricNamespace ?? DEFAULT_METRICS_NAMESPACE
-    if (!isValidNamespace(namespace)) {
+    const namespaceIssue = namespaceProblem(namespace)
+    if (namespaceIssue) {
       throw new SingletonValidationError(
-        `metricNamespace must be 1-255 letters, digits or . - _ / # : and spaces, not starting with AWS/; got ${JSON.stringify(namespace)}`,
+        `metricNamespace ${namespaceIssue}; got ${JSON.stringify(namespace)}`,
         this,
       )
     }

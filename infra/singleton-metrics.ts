@@ -4,9 +4,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda'
 import { Construct } from 'constructs'
 import {
   DEFAULT_METRICS_NAMESPACE,
-  isValidNamespace,
   LOCK_ENV,
   MetricDimension,
+  namespaceProblem,
   SingletonMetric,
 } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
@@ -55,9 +55,10 @@ export class SingletonMetrics extends Construct {
   constructor(scope: Construct, id: string, props: SingletonMetricsWiring) {
     super(scope, id)
     this.namespace = props.namespace ?? DEFAULT_METRICS_NAMESPACE
-    if (!isValidNamespace(this.namespace)) {
+    const problem = namespaceProblem(this.namespace)
+    if (problem) {
       throw new SingletonValidationError(
-        `metrics.namespace ${JSON.stringify(this.namespace)} must be 1-255 letters, digits or . - _ / # : and spaces, not starting with AWS/`,
+        `metrics.namespace ${JSON.stringify(this.namespace)} ${problem}`,
         this,
       )
     }

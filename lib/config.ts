@@ -128,9 +128,14 @@ export const DEFAULT_METRICS_NAMESPACE = 'LambdaSingleton'
 /** CloudWatch's rules for a namespace: 1-255 of these characters, and not AWS's own. */
 const NAMESPACE_PATTERN = /^[A-Za-z0-9.\-_/#: ]{1,255}$/
 
-/** Whether CloudWatch takes `namespace` as a custom namespace (it drops the metrics of any other). */
-export function isValidNamespace(namespace: unknown): namespace is string {
+/**
+ * What keeps CloudWatch from taking `namespace` as a custom namespace (it drops the metrics of
+ * any other), or undefined: one rule for the runtime's option and both constructs' props.
+ */
+export function namespaceProblem(namespace: unknown): string | undefined {
   return typeof namespace === 'string' && NAMESPACE_PATTERN.test(namespace) && !namespace.startsWith('AWS/')
+    ? undefined
+    : 'must be 1-255 letters, digits or . - _ / # : and spaces, not starting with AWS/'
 }
 
 /**

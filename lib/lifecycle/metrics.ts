@@ -1,8 +1,8 @@
 import {
   DEFAULT_METRICS_NAMESPACE,
-  isValidNamespace,
   LOCK_ENV,
   MetricDimension,
+  namespaceProblem,
   SingletonMetric,
 } from '../config.js'
 import { LockOptionsError } from '../core/errors.js'
@@ -43,11 +43,8 @@ export function validateMetrics(metrics: unknown, where: string): void {
   if (typeof metrics !== 'object' || metrics === null)
     fail('metrics must be a boolean or { namespace?, write? }')
   const { namespace, write } = metrics as SingletonMetricsOptions
-  if (namespace !== undefined && !isValidNamespace(namespace)) {
-    fail(
-      `metrics.namespace must be 1-255 letters, digits or . - _ / # : and spaces, not starting with AWS/; got ${JSON.stringify(namespace)}`,
-    )
-  }
+  const problem = namespace === undefined ? undefined : namespaceProblem(namespace)
+  if (problem) fail(`metrics.namespace ${problem}; got ${JSON.stringify(namespace)}`)
   if (write !== undefined && typeof write !== 'function') fail('metrics.write must be a function')
 }
 
