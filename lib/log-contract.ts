@@ -45,3 +45,16 @@ export const ExecMessage = {
 export function logPath(...fields: readonly string[]): string {
   return `$.${fields.join('.')}`
 }
+
+/**
+ * One log line as the contract shapes it: JSON with `level` and `message` first, errors as their
+ * name and message. The middleware's console logger and exec (stderr: stdout is the command's)
+ * both write with it, so a task's metric filters and a function's log queries read one shape.
+ */
+export function logLine(level: LogLevel, message: string, fields: Record<string, unknown>): string {
+  return JSON.stringify({ [LogField.level]: level, [LogField.message]: message, ...fields }, errorsAsObjects)
+}
+
+function errorsAsObjects(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value
+}

@@ -10,10 +10,9 @@
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
 import { ExitCode } from '../exit-codes.js'
-import { LogLevel } from '../log-contract.js'
+import { LogLevel, logLine } from '../log-contract.js'
 import { commandEnv, type SupervisedLease } from './command-env.js'
 import type { CommandGroup, StartCommand } from './command-group.js'
-import { logLine } from './log-line.js'
 
 /** Where the signals to pass on to the command come from: the process's, or a simulation's. */
 export interface SignalSource {

@@ -1,4 +1,4 @@
-import { LogField, LogLevel } from '../log-contract.js'
+import { LogLevel, logLine } from '../log-contract.js'
 
 /**
  * Where the middleware writes its one line per outcome. A Powertools `Logger` fits as it is;
@@ -14,22 +14,14 @@ export interface SingletonLogger {
 // reach each one, instead of running the whole suite for every change to them.
 export const consoleLogger: SingletonLogger = {
   info(message, fields) {
-    console.info(line(LogLevel.Info, message, fields))
+    console.info(logLine(LogLevel.Info, message, fields))
   },
   warn(message, fields) {
-    console.warn(line(LogLevel.Warn, message, fields))
+    console.warn(logLine(LogLevel.Warn, message, fields))
   },
   error(message, fields) {
-    console.error(line(LogLevel.Error, message, fields))
+    console.error(logLine(LogLevel.Error, message, fields))
   },
 }
 
 export const silentLogger: SingletonLogger = { info() {}, warn() {}, error() {} }
-
-function errorsAsObjects(_key: string, value: unknown): unknown {
-  return value instanceof Error ? { name: value.name, message: value.message } : value
-}
-
-function line(level: LogLevel, message: string, fields: Record<string, unknown>): string {
-  return JSON.stringify({ [LogField.level]: level, [LogField.message]: message, ...fields }, errorsAsObjects)
-}
