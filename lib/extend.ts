@@ -10,14 +10,6 @@ export { type Clock, systemClock } from './core/clock.js'
 // Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
 // skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
 export type { RecordPatch } from './core/lease.js'
-export type { BlockedReason, LockInfo } from './core/lock-options.js'
-export type {
-  ForceReleaseOptions,
-  PauseOptions,
-  PauseResult,
-  ResetOptions,
-  ResumeResult,
-} from './core/operator.js'
 export {
   type EndedByOperatorRecord,
   type HistoryEntry,

@@ -2,8 +2,9 @@
 // guards any code (`lock.runExclusive`, or `tryAcquire`/`acquire` by hand); the errors they
 // throw, and the types a handler is written with. The Middy middleware is on `/middy`, each store
 // on its own subpath (`/s3`, `/dynamodb`, `/memory`) so a user of one backend never loads another's
-// SDK; the record's format, the operator's options and results, the store contract and the parts
-// for authors of stores and adapters on `/extend`.
+// SDK; the operator's side (`LockOperator`: inspect, pause, resume, force-release, reset) on
+// `/operator`; the record's format, the store contract and the parts for authors of stores and
+// adapters on `/extend`.
 
 export type { SingletonScheduleEvent } from './config.js'
 export {

@@ -1,6 +1,6 @@
 import { DEFAULT_KEY_PREFIX } from '../config.js'
 import { LockCorruptedError, LockOptionsError } from '../core/errors.js'
-import { Lock } from '../core/lock.js'
+import { LockOperator } from '../core/lock-operator.js'
 import type { LockInfo } from '../core/lock-options.js'
 import type { PauseRecord } from '../core/record.js'
 import type { ProcessSignals } from '../exec/process-signals.js'
@@ -53,14 +53,14 @@ export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<E
   exec,
 }
 
-function lockAt(context: CommandContext, key: string): Lock {
-  return new Lock({ store: context.opened.store, key, owner: context.operator })
+function operatorAt(context: CommandContext, key: string): LockOperator {
+  return new LockOperator({ store: context.opened.store, key, operator: context.operator })
 }
 
 /** The lock at the command's key, or `LockNotFoundError`. */
 async function inspected(context: CommandContext): Promise<{ info: LockInfo; view: LockView }> {
   const key = context.line.key ?? ''
-  const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
+  const info = await operatorAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
   if (!info) {
     try {
       return await context.opened.notFound(key)
@@ -112,7 +112,7 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
     )
   }
   // Over the version judged above only: a run that took the lock since keeps its lease.
-  const record = await lockAt(context, key).forceRelease({ etag: info.etag })
+  const record = await operatorAt(context, key).forceRelease({ etag: info.etag })
   if (!record) return opened.notFound(key)
   if (line.json) {
     context.out(JSON.stringify({ key, released: true, previousOwner: info.owner, record }, null, 2))
@@ -128,7 +128,7 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
 async function pause(context: CommandContext): Promise<ExitCode> {
   const { line, opened } = context
   const key = line.key ?? ''
-  const result = await lockAt(context, key).pause({
+  const result = await operatorAt(context, key).pause({
     ...(line.note !== undefined && { note: line.note }),
     now: line.now,
   })
@@ -170,7 +170,7 @@ async function pause(context: CommandContext): Promise<ExitCode> {
 async function resume(context: CommandContext): Promise<ExitCode> {
   const { line, opened } = context
   const key = line.key ?? ''
-  const result = await lockAt(context, key).resume()
+  const result = await operatorAt(context, key).resume()
   if (!result) return notFound(context, key)
   const { record, lifted } = result
   if (line.json) {
@@ -202,9 +202,9 @@ async function notFound(context: CommandContext, key: string): Promise<never> {
 async function reset(context: CommandContext): Promise<ExitCode> {
   const { line, opened } = context
   const key = line.key ?? ''
-  const lock = lockAt(context, key)
+  const operator = operatorAt(context, key)
   if (line.backToClock) {
-    const record = await lock.reset({ backToClock: true, force: line.force })
+    const record = await operator.reset({ backToClock: true, force: line.force })
     if (line.json) context.out(JSON.stringify({ key, backToClock: true, record }, null, 2))
     else {
       context.out(`reset ${opened.where(key)}: released, token ${record.token}, back to the store's clock`)
@@ -215,7 +215,7 @@ async function reset(context: CommandContext): Promise<ExitCode> {
     }
     return ExitCode.Ok
   }
-  const record = await lock.reset({ token: line.token ?? Number.NaN, force: line.force })
+  const record = await operator.reset({ token: line.token ?? Number.NaN, force: line.force })
   if (line.json) context.out(JSON.stringify({ key, record }, null, 2))
   else context.out(`reset ${opened.where(key)}: released, token ${record.token}`)
   return ExitCode.Ok
@@ -247,7 +247,7 @@ export async function readLocks(context: CommandContext): Promise<(LockView | Un
 async function readOne(context: CommandContext, key: string): Promise<LockView | UnreadableView | undefined> {
   try {
     const { store } = context.opened
-    const info = await lockAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
+    const info = await operatorAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
     if (info) return viewOf(key, info, store.serverNow())
     // Listed, so there: S3's 403 for a missing key means this one may not be read.
     if (store.absenceUnconfirmed(key))

@@ -124,7 +124,7 @@ export class LockTimeoutError extends LockError {
 
 /**
  * The object at the lock key is not a lock record this library understands. Nothing was
- * written: an operator must look at `raw` and reset the lock explicitly (`lock.reset`,
+ * written: an operator must look at `raw` and reset the lock explicitly (`LockOperator.reset`,
  * or the CLI's `reset`).
  */
 export class LockCorruptedError extends LockError {

@@ -388,7 +388,7 @@ export class Lease {
             continue
           }
           // Each conflict is someone else's write in flight: try again while time is left.
-          await this.#session.pause(conflicts, undefined, budgetDeadline)
+          await this.#session.waitBeforeRetry(conflicts, undefined, budgetDeadline)
           if (this.#session.clock.now() >= budgetDeadline) {
             throw new LockStoreError(
               `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,

@@ -3,41 +3,22 @@ import { hostname } from 'node:os'
 import { backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { WaitDeadline } from './deadline.js'
-import {
-  ConflictReason,
-  LockConflictError,
-  LockOptionsError,
-  LockStoreError,
-  LockTimeoutError,
-} from './errors.js'
+import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
 import { acquisitionRecord } from './holder-record.js'
 import { Lease } from './lease.js'
 import {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
-  type BlockedReason,
   type LeaseOptions,
-  type LockInfo,
   type LockOptions,
   type TryAcquireOptions,
   validateLockOptions,
   validateOwner,
 } from './lock-options.js'
-import {
-  type ForceReleaseOptions,
-  forceRelease,
-  type PauseOptions,
-  type PauseResult,
-  pause,
-  type ResetOptions,
-  type ResumeResult,
-  reset,
-  resume,
-} from './operator.js'
-import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
+import { type LockRecord, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
-import { WriteStatus } from './store.js'
+import { type LockStore, WriteStatus } from './store.js'
 import {
   contradicted,
   type OwnWrite,
@@ -59,6 +40,8 @@ const READ_BUDGET_MS = 10_000
  */
 export class Lock {
   readonly key: string
+  /** Where the lock's record lives: what a `LockOperator` for this lock is made with. */
+  readonly store: LockStore
   readonly owner: string
   readonly ttlMs: number
   readonly clockSkewMarginMs: number
@@ -72,6 +55,7 @@ export class Lock {
   constructor(options: LockOptions) {
     validateLockOptions(options)
     this.key = options.key
+    this.store = options.store
     this.owner = options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
@@ -134,11 +118,11 @@ export class Lock {
       for (let attempt = 0; ; attempt++) {
         last = await this.#attemptOnce(tryOptions, wait.endsAt)
         if (last.status !== AcquireStatus.Held) return last
-        const pause = Math.min(
+        const delayMs = Math.min(
           wait.endsAt - clock.now(),
           backoffDelay(attempt, backoff, this.#session.random),
         )
-        await clock.sleep(Math.max(0, pause), wait.signal)
+        await clock.sleep(Math.max(0, delayMs), wait.signal)
         // Out of time, though the wait's own timer may not have fired yet: a try now would be cut
         // off at once, and a lease held until holdUntil (where the wait ends) would be over.
         if (clock.now() >= wait.endsAt) return last
@@ -271,7 +255,7 @@ export class Lock {
           // winner has already released it.
           break
         case WriteStatus.Conflict:
-          await session.pause(round, signal)
+          await session.waitBeforeRetry(round, signal)
           break
         // Stryker disable next-line ConditionalExpression: with no case matched, the switch falls through to the same re-read
         case WriteStatus.Absent:
@@ -344,84 +328,6 @@ export class Lock {
    */
   readAhead(): Promise<void> {
     return this.#session.readAhead(this.#session.clock.now() + READ_BUDGET_MS)
-  }
-
-  /** Reads the lock without changing it; `null` when it was never taken. */
-  async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
-    const { snapshot } = await this.#session.read(this.#session.clock.now() + READ_BUDGET_MS, options.signal)
-    if (!snapshot) return null
-    const { record, etag } = snapshot
-    const blocked = this.#blockedBy(snapshot)
-    return {
-      token: record.token,
-      ...(record.run !== undefined && { run: record.run }),
-      expiresAt: new Date(record.expires_at * 1000),
-      owner: record.owner,
-      held: !this.#session.isFree(snapshot),
-      ...(blocked && { blocked }),
-      etag,
-      record,
-    }
-  }
-
-  /** Why an acquisition by this lock would be refused over `snapshot` however long it waited. */
-  #blockedBy(snapshot: Snapshot): BlockedReason | undefined {
-    let next: LockRecord
-    try {
-      const token = this.#session.nextToken(snapshot.record.token)
-      const term = this.#session.termFromToken(token, this.ttlMs)
-      next = acquisitionRecord(snapshot.record, this.owner, token, term, { historySize: this.#historySize })
-    } catch (error) {
-      if (
-        error instanceof LockConflictError &&
-        (error.reason === ConflictReason.TokensExhausted ||
-          error.reason === ConflictReason.RecordAheadOfClock)
-      ) {
-        return error.reason
-      }
-      throw error
-    }
-    const size = Buffer.byteLength(serializeRecord(next), 'utf8')
-    return size > MAX_RECORD_BYTES ? ConflictReason.RecordTooLarge : undefined
-  }
-
-  /**
-   * Operator action: frees a lock that a stuck or crashed run still holds, at once. The token
-   * goes up by one, so the old holder's fenced writes fail from now on and its renew and release
-   * are refused. Resolves the record written, or `null` when there is no lock object. Writes
-   * only over the version it read, or `options.etag` (what the operator judged). Refuses
-   * (`LockConflictError`, nothing written) a token no acquisition could follow either:
-   * `tokens-exhausted`, `record-ahead-of-clock`.
-   */
-  forceRelease(options: ForceReleaseOptions = {}): Promise<LockRecord | null> {
-    return forceRelease(this.#session, this.owner, options)
-  }
-
-  /**
-   * Operator action: replaces whatever is at the key (a corrupted object included) with a
-   * released record carrying `token`. Refuses (`LockConflictError`, nothing written) a token at
-   * or below any the object shows, as a number or a string (`token-too-low`): lowering it would
-   * let stale holders pass fences; and, unless `force`, an object it cannot prove released or
-   * expired (`not-released`): a held record, or a body that shows no past `expires_at`. With
-   * `backToClock` instead of `token`, writes a token from the store's clock, lower than the
-   * object's if need be: the repair of `record-ahead-of-clock` and `tokens-exhausted`.
-   */
-  reset(options: ResetOptions): Promise<LockRecord> {
-    return reset(this.#session, this.owner, options)
-  }
-
-  /**
-   * Operator action: pauses the job, naming this lock's owner as who paused it; the lifecycle's
-   * runs skip (`paused`) until `resume`. A held lock stays held unless `now` (see `PauseOptions`).
-   * Resolves `null` when there is no lock object.
-   */
-  pause(options: PauseOptions = {}): Promise<PauseResult | null> {
-    return pause(this.#session, this.owner, options)
-  }
-
-  /** Operator action: resumes a paused job (see `resume`). Resolves `null` when there is no lock object. */
-  resume(): Promise<ResumeResult | null> {
-    return resume(this.#session)
   }
 }
 

@@ -54,7 +54,7 @@ export async function forceRelease(
   return record
 }
 
-/** How `Lock.pause` pauses a job. */
+/** How `LockOperator.pause` pauses a job. */
 export interface PauseOptions {
   /** Why, for whoever looks (`inspect`, the skipped runs' log lines and results). */
   readonly note?: string
@@ -254,7 +254,7 @@ async function operatorWrite(session: StoreSession, write: OperatorWrite): Promi
       }
       return { landed: false, current: snapshot }
     }
-    await session.pause(conflicts, undefined, deadline)
+    await session.waitBeforeRetry(conflicts, undefined, deadline)
     if (session.clock.now() >= deadline) {
       throw new LockStoreError(
         `Lock "${session.key}": ${conflicts + 1} write conflicts in a row while being ${what}; nothing was written`,

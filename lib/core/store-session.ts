@@ -236,7 +236,7 @@ export class StoreSession {
   }
 
   /** Waits before the next try of a contended call, never past local time `until`. */
-  pause(attempt: number, signal?: AbortSignal, until = Number.POSITIVE_INFINITY): Promise<void> {
+  waitBeforeRetry(attempt: number, signal?: AbortSignal, until = Number.POSITIVE_INFINITY): Promise<void> {
     const delay = backoffDelay(attempt, this.#retry, this.random)
     return this.clock.sleep(Math.max(0, Math.min(delay, until - this.clock.now())), signal)
   }

@@ -51,7 +51,7 @@ export function tokenAfter(highestSeen: number, server: ServerTime, key: string)
 /** What an operator does about a token no acquisition can follow, for error messages. */
 function backToClockRepair(key: string): string {
   return (
-    `To repair: \`lambda-singleton reset (--bucket B | --table T) --key ${key} --back-to-clock\` (\`lock.reset({ backToClock: true })\`) ` +
+    `To repair: \`lambda-singleton reset (--bucket B | --table T) --key ${key} --back-to-clock\` (\`new LockOperator({ store, key }).reset({ backToClock: true })\`) ` +
     "writes a released record with a token from the store's clock; objects that fencedPut wrote with " +
     "a higher token then refuse every new holder's write until they are removed or rewritten"
   )

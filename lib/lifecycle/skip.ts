@@ -25,8 +25,8 @@ export interface SkipResultBase {
  */
 export interface HeldSkipResult extends SkipResultBase {
   readonly reason: typeof SkipReason.Held
-  /** The holder's owner (function name and request id, or host and pid). */
-  readonly holder: string
+  /** The holder's owner (function name and request id, or host and pid), as in its record. */
+  readonly owner: string
   /** The holder's fencing token. */
   readonly token: number
   /** Until when the holder's lease runs, ISO 8601 (by its record; a crashed holder's ends then). */
@@ -37,7 +37,7 @@ export interface HeldSkipResult extends SkipResultBase {
 export interface DuplicateSkipResult extends SkipResultBase {
   readonly reason: typeof SkipReason.Duplicate
   /** The owner in the record as read: the run that completed the tick, or one of a later tick. */
-  readonly holder: string
+  readonly owner: string
   /** That owner's fencing token. */
   readonly token: number
   /** Not given: a duplicate is known from the record's last run, whoever may hold the lock now. */
@@ -55,7 +55,7 @@ export interface PausedSkipResult extends SkipResultBase {
   /** Why, as given with the pause. */
   readonly note: string | undefined
   /** The owner in the record as read: the last run's (or the operator's, after `pause --now`). */
-  readonly holder: string
+  readonly owner: string
   /** The record's fencing token. */
   readonly token: number
   /** Not given: a paused job skips whoever may hold the lock. */
@@ -75,7 +75,7 @@ export interface LateSkipResult extends SkipResultBase {
   /** The limit it passed (the `maxTickAgeMs` option). */
   readonly maxTickAgeMs: number
   /** Not given: the store was not read. */
-  readonly holder: undefined
+  readonly owner: undefined
   /** Not given: the store was not read. */
   readonly token: undefined
   /** Not given: the store was not read. */
@@ -95,7 +95,7 @@ export function skipResult(
   holder: LockRecord,
   tick: string | undefined,
 ): SkipResult {
-  const common = { skipped: true, key, holder: holder.owner, token: holder.token, tick } as const
+  const common = { skipped: true, key, owner: holder.owner, token: holder.token, tick } as const
   return reason === SkipReason.Held
     ? { ...common, reason, until: new Date(holder.expires_at * 1000).toISOString() }
     : { ...common, reason, until: undefined }
@@ -114,7 +114,7 @@ export function pausedSkipResult(
     tick,
     reason: SkipReason.Paused,
     ...pauseFields(paused),
-    holder: record.owner,
+    owner: record.owner,
     token: record.token,
     until: undefined,
   }
@@ -142,7 +142,7 @@ export function lateSkipResult(
     tick,
     tickAgeMs,
     maxTickAgeMs,
-    holder: undefined,
+    owner: undefined,
     token: undefined,
     until: undefined,
   }

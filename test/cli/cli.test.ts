@@ -5,6 +5,7 @@ import { LockLostError } from '../../lib/index.js'
 import { S3Lock } from '../../lib/s3/index.js'
 import { cliIn } from '../support/cli.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -123,7 +124,7 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     client.middlewareStack.add(
       (send, context) => async (args) => {
         if (context.commandName === 'GetObjectCommand' && ++reads === 2) {
-          await new S3Lock({ s3, bucket, key, owner: 'bob' }).forceRelease()
+          await operatorFor(new S3Lock({ s3, bucket, key, owner: 'bob' })).forceRelease()
           runs.push(await acquire(key, { ttlMs: 600_000, owner: 'job/2' }))
         }
         return send(args)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { LockRecord } from '../../lib/extend.js'
 import { AcquireStatus, type Acquisition, Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ManualClock } from '../support/sim-clock.js'
 
 /**
@@ -67,7 +68,7 @@ describe('two calls at once on one Lock instance', () => {
 describe('an acquisition and a write that lands after it', () => {
   it('hands out a lease that is still the stored one: nothing waits between its write and its hand-out', async () => {
     const { clock, store, lock, stored } = setup()
-    const operator = lock('operator@host')
+    const operator = operatorFor(lock('operator@host'))
     const contender = lock('worker')
     // The operator force-releases 1 ms after the contender's write has landed and been answered.
     const replace = store.replace.bind(store)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { MAX_RECORD_BYTES, MAX_RECORD_DEPTH } from '../../lib/extend.js'
 import { LockConflictError, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { simLocks } from '../support/sim-locks.js'
 
 const KEY = 'jobs/nightly'
@@ -42,7 +43,7 @@ describe('a lock at the limits of its record', () => {
     it('reads a record whose token is the largest safe integer', async () => {
       const { contender, put } = setup()
       put({ token: LAST_TOKEN, expires_at: 2_000_000_000 })
-      expect(await contender('b').inspect()).toMatchObject({ token: LAST_TOKEN, held: true })
+      expect(await operatorFor(contender('b')).inspect()).toMatchObject({ token: LAST_TOKEN, held: true })
     })
 
     it('refuses to acquire above the largest safe token (tokens-exhausted) and writes nothing', async () => {
@@ -62,7 +63,9 @@ describe('a lock at the limits of its record', () => {
       const { contender, store, put } = setup()
       put({ token: LAST_TOKEN, expires_at: 2_000_000_000 })
       const before = store.peek(KEY)
-      expect(await rejection(contender('op').forceRelease())).toMatchObject({ reason: 'tokens-exhausted' })
+      expect(await rejection(operatorFor(contender('op')).forceRelease())).toMatchObject({
+        reason: 'tokens-exhausted',
+      })
       expect(store.peek(KEY)).toBe(before)
     })
 
@@ -76,7 +79,7 @@ describe('a lock at the limits of its record', () => {
       const { contender, store, put } = setup()
       put({ token: 7 })
       const reads = store.requests.read
-      expect(await rejection(contender('op').reset({ token }))).toBeInstanceOf(LockOptionsError)
+      expect(await rejection(operatorFor(contender('op')).reset({ token }))).toBeInstanceOf(LockOptionsError)
       expect(store.requests.read).toBe(reads)
       expect((await leaseOf(contender('a').tryAcquire()))?.record.token).toBeGreaterThan(7)
     })
@@ -84,7 +87,7 @@ describe('a lock at the limits of its record', () => {
     it('never writes an unsafe token: the last usable one is far ahead of the clock, so it is not followed either', async () => {
       const { contender, store, writes, put } = setup()
       // Far ahead of the store's clock: reset refuses it, so only an outside writer puts it there.
-      expect(await rejection(contender('op').reset({ token: LAST_TOKEN - 1 }))).toMatchObject({
+      expect(await rejection(operatorFor(contender('op')).reset({ token: LAST_TOKEN - 1 }))).toMatchObject({
         reason: 'token-ahead-of-clock',
       })
       put({ token: LAST_TOKEN - 1 })
@@ -97,7 +100,7 @@ describe('a lock at the limits of its record', () => {
       })
       expect(JSON.parse(store.peek(KEY) ?? '')).toMatchObject({ token: LAST_TOKEN, expires_at: 0 })
       expect(writes()).toBe(0)
-      expect(await contender('c').inspect()).toMatchObject({ token: LAST_TOKEN, held: false })
+      expect(await operatorFor(contender('c')).inspect()).toMatchObject({ token: LAST_TOKEN, held: false })
     })
   })
 
@@ -106,7 +109,10 @@ describe('a lock at the limits of its record', () => {
       const { contender, store, writes } = setup()
       const body = `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`
       store.putRaw(KEY, body)
-      for (const call of [() => leaseOf(contender('a').tryAcquire()), () => contender('a').inspect()]) {
+      for (const call of [
+        () => leaseOf(contender('a').tryAcquire()),
+        () => operatorFor(contender('a')).inspect(),
+      ]) {
         const error = await rejection(call())
         expect(error).toBeInstanceOf(LockCorruptedError)
         expect((error as LockCorruptedError).message).toMatch(/nested more than 100 levels deep/)
@@ -124,7 +130,7 @@ describe('a lock at the limits of its record', () => {
       const lease = await leaseOf(contender('a').tryAcquire())
       expect(lease?.record.token).toBeGreaterThan(1)
       expect(JSON.parse(store.peek(KEY) ?? '').extra).toEqual(extra)
-      await expect(contender('b').inspect()).resolves.toMatchObject({ held: true })
+      await expect(operatorFor(contender('b')).inspect()).resolves.toMatchObject({ held: true })
     })
 
     it('refuses one level more as corrupted', async () => {
@@ -136,7 +142,7 @@ describe('a lock at the limits of its record', () => {
     it('lets an operator reset a record nested too deep', async () => {
       const { contender, store } = setup()
       store.putRaw(KEY, `{"v":1,"token":3,"expires_at":0,"owner":"old","extra":${nested(30_000)}}`)
-      await contender('op').reset({ token: 10 })
+      await operatorFor(contender('op')).reset({ token: 10 })
       expect((await leaseOf(contender('a').tryAcquire()))?.record.token).toBeGreaterThan(10)
     })
 
@@ -219,7 +225,7 @@ describe('a lock at the limits of its record', () => {
       const error = await rejection(leaseOf(contender('a').tryAcquire()))
       expect(error).toBeInstanceOf(LockConflictError)
       expect(error).toMatchObject({ reason: 'record-too-large' })
-      expect(await contender('a').inspect()).toMatchObject({
+      expect(await operatorFor(contender('a')).inspect()).toMatchObject({
         token: 3,
         held: false,
         blocked: 'record-too-large',
@@ -234,7 +240,7 @@ describe('a lock at the limits of its record', () => {
       for (let bytes = MAX_RECORD_BYTES - 200; bytes <= MAX_RECORD_BYTES; bytes += 4) {
         store.putRaw(KEY, recordOfSize(bytes))
         const lock = contender('a')
-        const info = await lock.inspect()
+        const info = await operatorFor(lock).inspect()
         const acquired = await leaseOf(lock.tryAcquire()).then(
           (lease) => lease !== null,
           (error: unknown) => {
@@ -253,14 +259,17 @@ describe('a lock at the limits of its record', () => {
     it('says nothing of blocking for an ordinary record', async () => {
       const { contender } = setup()
       await leaseOf(contender('a').tryAcquire())
-      const info = await contender('b').inspect()
+      const info = await operatorFor(contender('b')).inspect()
       expect(info).not.toHaveProperty('blocked')
     })
 
     it('reports a lock whose tokens are exhausted as blocked in inspect', async () => {
       const { contender, put } = setup()
       put({ token: LAST_TOKEN })
-      expect(await contender('a').inspect()).toMatchObject({ held: false, blocked: 'tokens-exhausted' })
+      expect(await operatorFor(contender('a')).inspect()).toMatchObject({
+        held: false,
+        blocked: 'tokens-exhausted',
+      })
     })
   })
 })

@@ -13,6 +13,7 @@ import {
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
 
 function setup(options: { ttlMs?: number; margin?: number } = {}) {
@@ -223,7 +224,7 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('refuses a renew after a takeover, fires the signal, and leaves the new holder untouched', async () => {
     const { contender, record } = setup()
     const lease = await leaseOf(contender('a').tryAcquire())
-    const thief = await contender('operator').forceRelease()
+    const thief = await operatorFor(contender('operator')).forceRelease()
     const taken = JSON.stringify(record())
     const error = await lease?.renew().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockLostError)
@@ -327,10 +328,10 @@ describe('Lock (protocol core, in-memory store)', () => {
   it('inspects without writing', async () => {
     const { contender, store } = setup()
     const a = contender('a')
-    expect(await a.inspect()).toBeNull()
+    expect(await operatorFor(a).inspect()).toBeNull()
     const lease = await leaseOf(a.tryAcquire())
     const writes = store.requests.create + store.requests.replace
-    expect(await contender('b').inspect()).toMatchObject({
+    expect(await operatorFor(contender('b')).inspect()).toMatchObject({
       token: lease?.record.token,
       run: 1,
       owner: 'a',
@@ -405,7 +406,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     it('lets an operator reset a corrupted lock with an explicit token', async () => {
       const { contender, store } = setup()
       store.putRaw('jobs/nightly', 'garbage')
-      const operator = contender('operator')
+      const operator = operatorFor(contender('operator'))
       await operator.reset({ token: 100, force: true })
       const lease = await leaseOf(contender('a').tryAcquire())
       expect(lease?.record.token).toBeGreaterThan(100)
@@ -415,7 +416,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     it('lets an operator force-release a held lock, raising the token to fence off the holder', async () => {
       const { contender, record } = setup({ ttlMs: 600_000 })
       const stuck = await leaseOf(contender('a').tryAcquire())
-      const freed = await contender('op').forceRelease()
+      const freed = await operatorFor(contender('op')).forceRelease()
       expect(freed).toMatchObject({ expires_at: 0 })
       expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
       expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
@@ -423,23 +424,23 @@ describe('Lock (protocol core, in-memory store)', () => {
       expect((await leaseOf(contender('b').tryAcquire()))?.record.token).toBeGreaterThan(
         freed?.token ?? Number.POSITIVE_INFINITY,
       )
-      expect(await setup().contender('op').forceRelease()).toBeNull()
+      expect(await operatorFor(setup().contender('op')).forceRelease()).toBeNull()
     })
 
     it('never resets below a token found in a corrupted object', async () => {
       const { contender, store } = setup()
       store.putRaw('jobs/nightly', JSON.stringify({ v: 3, token: 100, expires_at: 0, owner: 'future' }))
-      await expect(contender('op').reset({ token: 50 })).rejects.toThrow(/above the token 100/)
-      await contender('op').reset({ token: 101 })
+      await expect(operatorFor(contender('op')).reset({ token: 50 })).rejects.toThrow(/above the token 100/)
+      await operatorFor(contender('op')).reset({ token: 101 })
     })
 
     it('refuses to reset a held lock or to lower its token', async () => {
       const { contender } = setup()
       const lease = await leaseOf(contender('a').tryAcquire())
       const above = (lease?.record.token ?? 0) + 1
-      await expect(contender('op').reset({ token: above })).rejects.toThrow(/not released/)
+      await expect(operatorFor(contender('op')).reset({ token: above })).rejects.toThrow(/not released/)
       await lease?.release()
-      await expect(contender('op').reset({ token: lease?.record.token ?? 0 })).rejects.toThrow(
+      await expect(operatorFor(contender('op')).reset({ token: lease?.record.token ?? 0 })).rejects.toThrow(
         /above the current token/,
       )
     })

@@ -3,6 +3,7 @@ import { type LockRecord, parseRecord } from '../../lib/core/record.js'
 import type { LockStore } from '../../lib/core/store.js'
 import { type Lease, Lock, LockConflictError, LockLostError, LockStoreError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -39,7 +40,7 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
     const lease = await leaseOf(lock('job/1').tryAcquire())
     if (!lease) throw new Error('not acquired')
     store.script('replace', 'conflict')
-    const result = await lock('ops').pause({ note: 'n' })
+    const result = await operatorFor(lock('ops')).pause({ note: 'n' })
     expect(result).toMatchObject({ wasHeld: true, endedLease: false })
     expect(stored()).toMatchObject({
       token: lease.record.token,
@@ -61,7 +62,7 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
       await lease.saveCheckpoint({ at: 7 })
       return 'conflict' as const
     })
-    await lock('ops').pause()
+    await operatorFor(lock('ops')).pause()
     expect(stored()).toMatchObject({ token: lease.record.token, state: { at: 7 }, paused: { by: 'ops' } })
     await lease.release()
     expect(lease.signal.aborted).toBe(false)
@@ -72,7 +73,7 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
     const lease = await leaseOf(lock('job/1').tryAcquire())
     if (!lease) throw new Error('not acquired')
     // The pause landed; the holder's renewal, in flight beside it, is answered 409.
-    await lock('ops').pause({ note: 'n' })
+    await operatorFor(lock('ops')).pause({ note: 'n' })
     store.script('replace', 'conflict')
     await lease.renew()
     expect(lease.signal.aborted).toBe(false)
@@ -90,17 +91,17 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
     const lease = await leaseOf(lock('job/1').tryAcquire())
     if (!lease) throw new Error('not acquired')
     store.script('replace', 'conflict')
-    const result = await lock('ops').pause({ now: true })
+    const result = await operatorFor(lock('ops')).pause({ now: true })
     expect(result).toMatchObject({ wasHeld: true, endedLease: true })
     expect(stored().token).toBeGreaterThan(lease.record.token)
-    await lock('ops').resume()
+    await operatorFor(lock('ops')).resume()
     // The holder wrote in the 409's wake: a pause --now judged the record before it, so it refuses.
     const next = await leaseOf(lock('job/2').tryAcquire())
     store.script('replace', async () => {
       await next?.renew()
       return 'conflict' as const
     })
-    const error = await lock('ops')
+    const error = await operatorFor(lock('ops'))
       .pause({ now: true })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
@@ -124,7 +125,7 @@ describe('an operator whose answer was lost', () => {
       runs.push(await leaseOf(elsewhere('job/2').tryAcquire()))
       return undefined
     })
-    const released = await lock('ops').forceRelease()
+    const released = await operatorFor(lock('ops')).forceRelease()
     const [next] = runs
     expect(released).toMatchObject({ expires_at: 0, owner: 'force-released by ops' })
     expect(released?.token).toBeGreaterThan(stuck.record.token)
@@ -148,7 +149,7 @@ describe('an operator whose answer was lost', () => {
       await leaseOf(elsewhere('core-user').tryAcquire())
       return undefined
     })
-    const result = await lock('ops').pause({ now: true, note: 'incident' })
+    const result = await operatorFor(lock('ops')).pause({ now: true, note: 'incident' })
     expect(result).toMatchObject({ wasHeld: true, endedLease: true, record: { owner: 'paused by ops' } })
     expect(result?.after).toMatchObject({ owner: 'core-user' })
     expect(stored()).toMatchObject({ owner: 'core-user', paused: { by: 'ops', note: 'incident' } })
@@ -164,7 +165,7 @@ describe('an operator whose answer was lost', () => {
       await lease.saveCheckpoint({ at: 1 })
       return undefined
     })
-    const result = await lock('ops').pause({ note: 'n' })
+    const result = await operatorFor(lock('ops')).pause({ note: 'n' })
     expect(result).toMatchObject({ wasHeld: true, endedLease: false, after: { state: { at: 1 } } })
     expect(stored()).toMatchObject({ token: lease.record.token, state: { at: 1 }, paused: { note: 'n' } })
   })
@@ -174,7 +175,7 @@ describe('an operator whose answer was lost', () => {
     await leaseOf(lock('stuck').tryAcquire())
     store.script('replace', 'answer-lost', 'answer-lost', 'answer-lost', 'answer-lost')
     store.script('read', 'ok', 'transient', 'transient', 'transient', 'transient', 'transient')
-    const error = await lock('ops')
+    const error = await operatorFor(lock('ops'))
       .forceRelease()
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockStoreError)
@@ -187,11 +188,11 @@ describe('an operator never ends a lease it did not judge', () => {
   it('force-release over the version judged refuses, writing nothing, once a newer run holds the lock', async () => {
     const { lock, stored } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())
-    const judged = await lock('ops').inspect()
-    await lock('ops').forceRelease()
+    const judged = await operatorFor(lock('ops')).inspect()
+    await operatorFor(lock('ops')).forceRelease()
     const next = await leaseOf(lock('job/2').tryAcquire())
     // A retry of the same command, on what the operator saw before.
-    const error = await lock('ops')
+    const error = await operatorFor(lock('ops'))
       .forceRelease({ etag: judged?.etag ?? '' })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
@@ -207,9 +208,11 @@ describe('an operator never ends a lease it did not judge', () => {
   it('pause now over the version judged refuses once the record changed', async () => {
     const { lock, stored } = setup()
     const lease = await leaseOf(lock('job/1').tryAcquire())
-    const judged = await lock('ops').inspect()
+    const judged = await operatorFor(lock('ops')).inspect()
     await lease?.renew()
-    await expect(lock('ops').pause({ now: true, etag: judged?.etag ?? '' })).rejects.toMatchObject({
+    await expect(
+      operatorFor(lock('ops')).pause({ now: true, etag: judged?.etag ?? '' }),
+    ).rejects.toMatchObject({
       reason: 'changed',
     })
     expect(stored()).toMatchObject({ token: lease?.record.token, owner: 'job/1' })
@@ -221,7 +224,7 @@ describe('the record names the lease an operator ended', () => {
   it('force-release writes ended_by with the ended lease, the operator and when; the next acquisition keeps it', async () => {
     const { time, lock, stored } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())
-    await lock('ops').forceRelease()
+    await operatorFor(lock('ops')).forceRelease()
     expect(stored().ended_by).toEqual({
       token: stuck?.record.token,
       owner: 'stuck',
@@ -239,7 +242,7 @@ describe('the record names the lease an operator ended', () => {
   it('a plain pause ends nothing and names nothing', async () => {
     const { lock, stored } = setup()
     await leaseOf(lock('job/1').tryAcquire())
-    await lock('ops').pause()
+    await operatorFor(lock('ops')).pause()
     expect(stored().ended_by).toBeUndefined()
   })
 

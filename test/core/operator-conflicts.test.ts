@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError, LockOptionsError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -35,7 +36,7 @@ describe('forceRelease', () => {
     const { lock, record } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())
     await stuck?.saveCheckpoint({ cursor: 3 })
-    const freed = await lock('ops').forceRelease()
+    const freed = await operatorFor(lock('ops')).forceRelease()
     expect(freed).toMatchObject({ expires_at: 0 })
     expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({
@@ -51,7 +52,7 @@ describe('forceRelease', () => {
     const { store, lock, record, meanwhile } = setup()
     await leaseOf(lock('stuck').tryAcquire())
     store.script('replace', meanwhile({ token: 2, expires_at: 4_000_000_000, owner: 'new holder' }))
-    const error = await lock('ops')
+    const error = await operatorFor(lock('ops'))
       .forceRelease()
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
@@ -63,7 +64,7 @@ describe('forceRelease', () => {
     const { store, lock, record } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())
     store.script('read', 'transient').script('replace', 'transient')
-    const freed = await lock('ops').forceRelease()
+    const freed = await operatorFor(lock('ops')).forceRelease()
     expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     expect(record()).toMatchObject({ token: freed?.token, expires_at: 0 })
   })
@@ -77,14 +78,14 @@ describe('reset', () => {
     ['an unsafe token', 2 ** 53],
   ])('refuses %s before any request', async (_, token) => {
     const { store, lock } = setup()
-    await expect(lock('ops').reset({ token })).rejects.toBeInstanceOf(LockOptionsError)
-    await expect(lock('ops').reset({ token })).rejects.toMatchObject({ key: KEY })
+    await expect(operatorFor(lock('ops')).reset({ token })).rejects.toBeInstanceOf(LockOptionsError)
+    await expect(operatorFor(lock('ops')).reset({ token })).rejects.toMatchObject({ key: KEY })
     expect(store.calls).toEqual([])
   })
 
   it('creates a released record with the token when there is no object', async () => {
     const { lock, record } = setup()
-    expect(await lock('ops').reset({ token: 9 })).toEqual({
+    expect(await operatorFor(lock('ops')).reset({ token: 9 })).toEqual({
       v: 1,
       token: 9,
       expires_at: 0,
@@ -96,9 +97,11 @@ describe('reset', () => {
   it('replaces a released record only with a higher token', async () => {
     const { lock, put, record } = setup()
     put({ token: 5, expires_at: 0 })
-    await expect(lock('ops').reset({ token: 5 })).rejects.toMatchObject({ reason: 'token-too-low' })
+    await expect(operatorFor(lock('ops')).reset({ token: 5 })).rejects.toMatchObject({
+      reason: 'token-too-low',
+    })
     expect(record()).toMatchObject({ token: 5, owner: 'x' })
-    await lock('ops').reset({ token: 6 })
+    await operatorFor(lock('ops')).reset({ token: 6 })
     expect(record()).toMatchObject({ token: 6, owner: 'reset by ops' })
   })
 
@@ -106,7 +109,9 @@ describe('reset', () => {
     const { lock, record } = setup()
     const lease = await leaseOf(lock('a').tryAcquire())
     const above = (lease?.record.token ?? 0) + 1
-    await expect(lock('ops').reset({ token: above })).rejects.toMatchObject({ reason: 'not-released' })
+    await expect(operatorFor(lock('ops')).reset({ token: above })).rejects.toMatchObject({
+      reason: 'not-released',
+    })
     expect(record()).toMatchObject({ token: lease?.record.token, owner: 'a' })
   })
 
@@ -114,14 +119,14 @@ describe('reset', () => {
     const { time, store, lock, put, record } = setup()
     put({ token: 5, expires_at: 0 })
     // The store's clock is known to within a second here (one answer dated to the second).
-    await expect(lock('ops').reset({ token: time.now + 12_000 })).rejects.toMatchObject({
+    await expect(operatorFor(lock('ops')).reset({ token: time.now + 12_000 })).rejects.toMatchObject({
       name: 'LockConflictError',
       reason: 'token-ahead-of-clock',
       key: KEY,
     })
     expect(record()).toMatchObject({ token: 5, owner: 'x' })
     expect(store.count('create') + store.count('replace')).toBe(0)
-    await lock('ops').reset({ token: time.now + 9_000 })
+    await operatorFor(lock('ops')).reset({ token: time.now + 9_000 })
     expect(record()).toMatchObject({ token: time.now + 9_000, owner: 'reset by ops' })
   })
 
@@ -129,10 +134,10 @@ describe('reset', () => {
     const { lock, put, record } = setup()
     put({ v: 3, token: 100 })
     // It shows no expiry, so only a forced reset replaces it; force never lowers the token.
-    await expect(lock('ops').reset({ token: 100, force: true })).rejects.toMatchObject({
+    await expect(operatorFor(lock('ops')).reset({ token: 100, force: true })).rejects.toMatchObject({
       reason: 'token-too-low',
     })
-    await lock('ops').reset({ token: 101, force: true })
+    await operatorFor(lock('ops')).reset({ token: 101, force: true })
     expect(record()).toMatchObject({ v: 1, token: 101 })
   })
 
@@ -142,17 +147,17 @@ describe('reset', () => {
   ])('resets, when forced, a corrupted object that %s to any token', async (_, body) => {
     const { lock, put, record } = setup()
     put(body)
-    await lock('ops').reset({ token: 50, force: true })
+    await operatorFor(lock('ops')).reset({ token: 50, force: true })
     expect(record()).toMatchObject({ token: 50, expires_at: 0 })
   })
 
   it('takes the floor from a token written as a string', async () => {
     const { lock, put, record } = setup()
     put(JSON.stringify({ token: '100' }))
-    await expect(lock('ops').reset({ token: 50, force: true })).rejects.toMatchObject({
+    await expect(operatorFor(lock('ops')).reset({ token: 50, force: true })).rejects.toMatchObject({
       reason: 'token-too-low',
     })
-    await lock('ops').reset({ token: 101, force: true })
+    await operatorFor(lock('ops')).reset({ token: 101, force: true })
     expect(record()).toMatchObject({ token: 101, expires_at: 0 })
   })
 
@@ -160,14 +165,14 @@ describe('reset', () => {
     const { store, lock, put, record, meanwhile } = setup()
     put({ token: 5, expires_at: 0 })
     store.script('replace', meanwhile({ token: 6, expires_at: 0, owner: 'quick' }))
-    await expect(lock('ops').reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
+    await expect(operatorFor(lock('ops')).reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
     expect(record()).toMatchObject({ token: 6, owner: 'quick' })
   })
 
   it('refuses, writing nothing of its own, when the object appeared between its read and its write', async () => {
     const { store, lock, record, meanwhile } = setup()
     store.script('create', meanwhile({ token: 1, expires_at: 0, owner: 'quick' }))
-    await expect(lock('ops').reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
+    await expect(operatorFor(lock('ops')).reset({ token: 10 })).rejects.toMatchObject({ reason: 'changed' })
     expect(record()).toMatchObject({ token: 1, owner: 'quick' })
   })
 })

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { Lock, LockConflictError, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockOperator } from '../../lib/operator.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -21,7 +23,7 @@ function setup() {
       clock: time.localClock(),
       random: () => 0.5,
     })
-  const operator = contender('operator')
+  const operator = operatorFor(contender('operator'))
   /** Seconds since the epoch, `ms` from now by the store's clock. */
   const secondsFromNow = (ms: number) => (time.now + ms) / 1000
   return { time, store, contender, operator, secondsFromNow }
@@ -59,7 +61,10 @@ describe('reset (operator)', () => {
       const { store, operator } = setup()
       store.putRaw(KEY, 'garbage')
       expect((await refusal(store, operator.reset({ token: 10 }))).reason).toBe('not-released')
-      expect(await operator.reset({ token: 10, force: true })).toMatchObject({ token: 10, expires_at: 0 })
+      expect(await operator.reset({ token: 10, force: true })).toMatchObject({
+        token: 10,
+        expires_at: 0,
+      })
     })
 
     it('refuses to reset a valid held record, and when forced fences its holder off', async () => {
@@ -120,5 +125,31 @@ describe('reset (operator)', () => {
       expect((await refusal(store, operator.reset({ token, force: true }))).reason).toBe('token-too-low')
       expect(await operator.reset({ token: token + 1 })).toMatchObject({ token: token + 1 })
     })
+  })
+})
+
+describe("the operator's side, apart from the contender's", () => {
+  it('a Lock carries no operator call: pausing, resuming, freeing and resetting are a LockOperator’s', () => {
+    const { contender, operator } = setup()
+    const lock = contender('job/1')
+    for (const call of ['inspect', 'forceRelease', 'reset', 'pause', 'resume']) {
+      expect(call in lock).toBe(false)
+      expect(typeof (operator as unknown as Record<string, unknown>)[call]).toBe('function')
+    }
+    expectTypeOf<Lock>().not.toHaveProperty('forceRelease')
+    expectTypeOf<Lock>().not.toHaveProperty('pause')
+  })
+
+  it('names who acts in what it writes, and validates what it is made with like a Lock', async () => {
+    const { store, contender } = setup()
+    const stuck = await leaseOf(contender('job/1').tryAcquire())
+    const operator = new LockOperator({ store, key: KEY, operator: 'alice@ops' })
+    const released = await operator.forceRelease()
+    expect(released).toMatchObject({ owner: 'force-released by alice@ops', ended_by: { by: 'alice@ops' } })
+    expect(released?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
+    expect(() => new LockOperator({ store, key: '' })).toThrow(/key must be a non-empty string/)
+    expect(() => new LockOperator({ store, key: KEY, operator: '' })).toThrow(
+      /operator must be a non-empty string/,
+    )
   })
 })

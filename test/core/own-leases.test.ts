@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Clock } from '../../lib/core/clock.js'
 import { Lock } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime, withoutTimers } from '../support/sim-clock.js'
 
@@ -86,7 +87,7 @@ describe('a lock’s own live leases', () => {
     const { lock } = setup()
     const shared = lock()
     const first = await leaseOf(shared.tryAcquire({ owner: 'fn/request-1' }))
-    const freed = await lock('operator').forceRelease() // the record is free; the first lease does not know yet
+    const freed = await operatorFor(lock('operator')).forceRelease() // the record is free; the first lease does not know yet
     expect(first?.isHeld).toBe(true)
     const second = await leaseOf(shared.tryAcquire({ owner: 'fn/request-2' }))
     expect(second).toMatchObject({ owner: 'fn/request-2', record: { run: 2 } })
@@ -111,7 +112,7 @@ describe('a lock’s own live leases', () => {
     const { store, lock, fresh } = setup((t) => withoutTimers(t.localClock()))
     const warm = lock()
     const stale = await leaseOf(warm.tryAcquire({ owner: 'fn/request-1' }))
-    await lock('operator').forceRelease()
+    await operatorFor(lock('operator')).forceRelease()
     const newer = await leaseOf(warm.tryAcquire({ owner: 'fn/request-2' }))
     await newer?.release()
     // Ended by the operator, though a newer run has taken the lock since.

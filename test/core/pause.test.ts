@@ -9,6 +9,7 @@ import {
 import { Lock, LockConflictError, LockCorruptedError, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -19,7 +20,7 @@ function setup() {
   const contender = (owner: string) =>
     new Lock({ store, key: KEY, owner, ttlMs: 10_000, clockSkewMarginMs: 1_000, clock: time.localClock() })
   const stored = (): LockRecord => JSON.parse(store.peek(KEY) ?? 'null')
-  return { time, store, contender, operator: contender('alice@ops'), stored }
+  return { time, store, contender, operator: operatorFor(contender('alice@ops')), stored }
 }
 
 const base: LockRecord = { v: 1, token: 5, run: 2, expires_at: 100, owner: 'job/1', cursor: { a: 1, b: 2 } }
@@ -124,7 +125,7 @@ describe('pause and resume (operator)', () => {
     expect(result?.record).toEqual(stored())
     // Paused again: who, when and why are replaced.
     time.advance(5_000)
-    await contender('bob').pause()
+    await operatorFor(contender('bob')).pause()
     expect(stored().paused).toEqual({ by: 'bob', at: expect.any(Number) })
     // Stamped from what one answer, dated to the second, told of the store's clock.
     expect(Math.abs((stored().paused?.at ?? Number.NaN) - time.now / 1000)).toBeLessThanOrEqual(0.501)
@@ -215,7 +216,10 @@ describe('pause and resume (operator)', () => {
     const { contender, operator, stored } = setup()
     await (await leaseOf(contender('job/1').tryAcquire()))?.release()
     const before = stored()
-    expect(await operator.pause({ now: true })).toMatchObject({ wasHeld: false, endedLease: false })
+    expect(await operator.pause({ now: true })).toMatchObject({
+      wasHeld: false,
+      endedLease: false,
+    })
     expect(stored()).toMatchObject({ token: before.token, owner: before.owner })
   })
 

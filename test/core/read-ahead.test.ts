@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { Lock } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
 
 const KEY = 'jobs/nightly'
@@ -95,7 +96,7 @@ describe('a lock read ahead of its first acquisition', () => {
     await (await leaseOf(lockFor('first').tryAcquire()))?.release()
     const cold = lockFor('cold')
     await cold.readAhead()
-    await lockFor('operator').pause({ note: 'maintenance' })
+    await operatorFor(lockFor('operator')).pause({ note: 'maintenance' })
     const attempt = await cold.tryAcquire({ skipIf: (record) => record.paused !== undefined })
     expect(attempt).toMatchObject({ status: 'skipped', record: { paused: { note: 'maintenance' } } })
   })
@@ -103,7 +104,7 @@ describe('a lock read ahead of its first acquisition', () => {
   it('reads again a pause it read ahead, before skipping on it: it may have been resumed since', async () => {
     const { lockFor } = world()
     await (await leaseOf(lockFor('first').tryAcquire()))?.release()
-    const operator = lockFor('operator')
+    const operator = operatorFor(lockFor('operator'))
     await operator.pause()
     const cold = lockFor('cold')
     await cold.readAhead()

@@ -3,6 +3,7 @@ import { type LockRecord, serializeRecord, withSchedule } from '../../lib/core/r
 import { Lock, LockCorruptedError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
 import { parseRecord as parseRecord10 } from './fixtures/record-1.0.js'
 
@@ -43,7 +44,7 @@ describe('records of this release, read by release 1.0', () => {
     const error = await oldReader.tryAcquire().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockCorruptedError)
     expect((error as Error).message).toMatch(/"v" is 2, expected 1.*Nothing was written/)
-    await expect(oldReader.forceRelease()).rejects.toBeInstanceOf(LockCorruptedError)
+    await expect(operatorFor(oldReader).forceRelease()).rejects.toBeInstanceOf(LockCorruptedError)
     expect(store.peek(KEY)).toBe(body)
     expect(store.requests.create + store.requests.replace).toBe(writes) // not even tried
     expect(() => parseRecord10(body, KEY)).toThrow(LockCorruptedError)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockConflictError } from '../../lib/index.js'
+import { LockOperator } from '../../lib/core/lock-operator.js'
+import { LockConflictError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -17,10 +18,10 @@ function withBody(body: string) {
   const time = new SimTime()
   const store = new MemoryLockStore({ clock: time.serverClock })
   store.putRaw(KEY, body)
-  const operator = new Lock({
+  const operator = new LockOperator({
     store,
     key: KEY,
-    owner: 'operator',
+    operator: 'operator',
     ttlMs: 10_000,
     clockSkewMarginMs: MARGIN_MS,
     clock: time.localClock(),
@@ -46,7 +47,10 @@ async function refusal(body: string, token: number, force: boolean): Promise<Loc
 async function expectLowestReset(body: string, lowest: number): Promise<void> {
   expect((await refusal(body, lowest - 1, true)).reason).toBe('token-too-low')
   const { store, operator } = withBody(body)
-  expect(await operator.reset({ token: lowest, force: true })).toMatchObject({ token: lowest, expires_at: 0 })
+  expect(await operator.reset({ token: lowest, force: true })).toMatchObject({
+    token: lowest,
+    expires_at: 0,
+  })
   expect(JSON.parse(store.peek(KEY) ?? 'null')).toMatchObject({ token: lowest, owner: 'reset by operator' })
 }
 

@@ -5,6 +5,7 @@ import type { LockStore } from '../../lib/core/store.js'
 import { Lock, LockClockError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ManualClock, SimTime } from '../support/sim-clock.js'
 
 const SECOND = 1_000
@@ -208,7 +209,7 @@ describe("locks of one process share what they learn of a store's clock", () => 
   async function learn(time: SimTime, lock: Lock): Promise<void> {
     for (let elapsed = 0; elapsed < 3_000; elapsed += 130) {
       time.advance(130)
-      await lock.inspect()
+      await operatorFor(lock).inspect()
     }
   }
 

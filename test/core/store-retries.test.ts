@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockStoreError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ScriptedStore, type Step } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -135,7 +136,7 @@ describe('transient store failures', () => {
     const { store, lock } = setup()
     const lease = await leaseOf(lock('holder').tryAcquire())
     store.script('read', 'transient')
-    expect(await lock().inspect()).toMatchObject({ token: lease?.record.token, owner: 'holder' })
+    expect(await operatorFor(lock()).inspect()).toMatchObject({ token: lease?.record.token, owner: 'holder' })
   })
 })
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { LockConflictError, LockLostError, LockOptionsError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { simLocks } from '../support/sim-locks.js'
 
 const KEY = 'jobs/ahead'
@@ -38,7 +39,9 @@ describe('a token more than 10 s ahead of the store clock (only an outside write
       expect(error).toBeInstanceOf(LockConflictError)
       expect(error).toMatchObject({ name: 'LockConflictError', reason: 'record-ahead-of-clock', key: KEY })
       expect((error as Error).message).toMatch(/lambda-singleton reset .*--back-to-clock/)
-      expect((error as Error).message).toMatch(/lock\.reset\(\{ backToClock: true \}\)/)
+      expect((error as Error).message).toMatch(
+        /new LockOperator\(\{ store, key \}\)\.reset\(\{ backToClock: true \}\)/,
+      )
       expect((error as Error).message).toMatch(/writes a released record with a token from the store's clock/)
     }
     expect(store.peek(KEY)).toBe(before)
@@ -60,7 +63,7 @@ describe('a token more than 10 s ahead of the store clock (only an outside write
     const { time, store, lock, put, secondsFromNow } = setup()
     put({ token: time.now + MINUTE, expires_at: secondsFromNow(MINUTE), owner: 'stuck' })
     const before = store.peek(KEY)
-    const error = await rejection(lock('ops').forceRelease())
+    const error = await rejection(operatorFor(lock('ops')).forceRelease())
     expect(error).toBeInstanceOf(LockConflictError)
     expect(error).toMatchObject({ reason: 'record-ahead-of-clock' })
     expect(store.peek(KEY)).toBe(before)
@@ -69,19 +72,25 @@ describe('a token more than 10 s ahead of the store clock (only an outside write
   it('is reported by inspect as what blocks the lock, held or not', async () => {
     const { time, lock, put, secondsFromNow } = setup()
     put({ token: time.now + MINUTE })
-    expect(await lock('a').inspect()).toMatchObject({ held: false, blocked: 'record-ahead-of-clock' })
+    expect(await operatorFor(lock('a')).inspect()).toMatchObject({
+      held: false,
+      blocked: 'record-ahead-of-clock',
+    })
     put({ token: time.now + MINUTE, expires_at: secondsFromNow(MINUTE) })
-    expect(await lock('a').inspect()).toMatchObject({ held: true, blocked: 'record-ahead-of-clock' })
+    expect(await operatorFor(lock('a')).inspect()).toMatchObject({
+      held: true,
+      blocked: 'record-ahead-of-clock',
+    })
   })
 
   it('is a token 10 s ahead of the latest the store clock may read, not of a guess of it', async () => {
     const { time, lock, put } = setup()
     // One answer dated to the second: the latest the store's clock may read is up to 1 s ahead.
-    await lock('a').inspect()
+    await operatorFor(lock('a')).inspect()
     put({ token: time.now + 10_000 })
-    expect((await lock('a').inspect())?.blocked).toBeUndefined()
+    expect((await operatorFor(lock('a')).inspect())?.blocked).toBeUndefined()
     put({ token: time.now + 12_000 })
-    expect((await lock('a').inspect())?.blocked).toBe('record-ahead-of-clock')
+    expect((await operatorFor(lock('a')).inspect())?.blocked).toBe('record-ahead-of-clock')
   })
 })
 
@@ -91,10 +100,10 @@ describe('reset back to the clock', () => {
     const ahead = time.now + MINUTE
     put({ token: ahead })
     // Below it is too low; above it is ahead of the clock.
-    expect(await rejection(lock('ops').reset({ token: time.now }))).toMatchObject({
+    expect(await rejection(operatorFor(lock('ops')).reset({ token: time.now }))).toMatchObject({
       reason: 'token-too-low',
     })
-    expect(await rejection(lock('ops').reset({ token: ahead + 1 }))).toMatchObject({
+    expect(await rejection(operatorFor(lock('ops')).reset({ token: ahead + 1 }))).toMatchObject({
       reason: 'token-ahead-of-clock',
     })
     expect(record()).toMatchObject({ token: ahead, owner: 'script' })
@@ -105,7 +114,7 @@ describe('reset back to the clock', () => {
     const ahead = time.now + MINUTE
     put({ token: ahead, cursor: 7 })
     const asked = time.now
-    const reset = await lock('ops').reset({ backToClock: true })
+    const reset = await operatorFor(lock('ops')).reset({ backToClock: true })
     // The latest the store's clock may read, known to the second: at most a second above it.
     expect(reset.token).toBeGreaterThanOrEqual(asked)
     expect(reset.token).toBeLessThanOrEqual(asked + 1_000)
@@ -123,7 +132,7 @@ describe('reset back to the clock', () => {
     const handedOut = await lease?.fencingToken()
     await lease?.release()
     put({ token: time.now + MINUTE })
-    const reset = await lock('ops').reset({ backToClock: true })
+    const reset = await operatorFor(lock('ops')).reset({ backToClock: true })
     expect(reset.token).toBeGreaterThan(handedOut ?? Number.POSITIVE_INFINITY)
   })
 
@@ -131,17 +140,17 @@ describe('reset back to the clock', () => {
     const { lock, put } = setup()
     put({ token: Number.MAX_SAFE_INTEGER })
     expect(await rejection(leaseOf(lock('a').tryAcquire()))).toMatchObject({ reason: 'tokens-exhausted' })
-    await lock('ops').reset({ backToClock: true })
+    await operatorFor(lock('ops')).reset({ backToClock: true })
     expect((await leaseOf(lock('a').tryAcquire()))?.record.token).toBeLessThan(Number.MAX_SAFE_INTEGER)
   })
 
-  it('lets the lock that did it acquire at once, though it read the token ahead before', async () => {
+  it('is done by an operator that read the token ahead itself, and a new lock then takes it', async () => {
     const { time, lock, put } = setup()
     put({ token: time.now + MINUTE })
-    const ops = lock('ops')
-    expect(await rejection(leaseOf(ops.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
+    const ops = operatorFor(lock('ops'))
+    expect(await ops.inspect()).toMatchObject({ blocked: 'record-ahead-of-clock' })
     const reset = await ops.reset({ backToClock: true })
-    expect((await leaseOf(ops.tryAcquire()))?.record.token).toBeGreaterThan(reset.token)
+    expect((await leaseOf(lock('next').tryAcquire()))?.record.token).toBeGreaterThan(reset.token)
   })
 
   it('leaves another lock that read the token ahead refusing: it cannot tell the reset from a deletion', async () => {
@@ -149,7 +158,7 @@ describe('reset back to the clock', () => {
     put({ token: time.now + MINUTE })
     const warm = lock('warm')
     expect(await rejection(leaseOf(warm.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
-    await lock('ops').reset({ backToClock: true })
+    await operatorFor(lock('ops')).reset({ backToClock: true })
     expect(await rejection(leaseOf(warm.tryAcquire()))).toMatchObject({ reason: 'record-ahead-of-clock' })
     // A new process knows only what the store says.
     expect(await leaseOf(lock('cold').tryAcquire())).not.toBeNull()
@@ -158,33 +167,33 @@ describe('reset back to the clock', () => {
   it('refuses, like any reset, a record that may be held, unless forced; forced, it fences the holder off', async () => {
     const { time, lock, put, record, secondsFromNow } = setup()
     put({ token: time.now + MINUTE, expires_at: secondsFromNow(MINUTE), owner: 'outside' })
-    expect(await rejection(lock('ops').reset({ backToClock: true }))).toMatchObject({
+    expect(await rejection(operatorFor(lock('ops')).reset({ backToClock: true }))).toMatchObject({
       reason: 'not-released',
     })
     expect(record()).toMatchObject({ owner: 'outside' })
-    await lock('ops').reset({ backToClock: true, force: true })
+    await operatorFor(lock('ops')).reset({ backToClock: true, force: true })
     expect(record()).toMatchObject({ expires_at: 0, owner: 'reset by ops' })
 
     const holder = await leaseOf(lock('holder').tryAcquire())
-    expect(await rejection(lock('ops').reset({ backToClock: true }))).toMatchObject({
+    expect(await rejection(operatorFor(lock('ops')).reset({ backToClock: true }))).toMatchObject({
       reason: 'not-released',
     })
-    await lock('ops').reset({ backToClock: true, force: true })
+    await operatorFor(lock('ops')).reset({ backToClock: true, force: true })
     await expect(holder?.renew()).rejects.toBeInstanceOf(LockLostError)
   })
 
   it('replaces a corrupted object that shows a token far ahead, or none, when it shows itself released', async () => {
     const { time, store, lock } = setup()
     store.putRaw(KEY, JSON.stringify({ v: 1, token: String(time.now + MINUTE), expires_at: 0, owner: 'x' }))
-    expect(await rejection(lock('ops').reset({ token: time.now + 1 }))).toMatchObject({
+    expect(await rejection(operatorFor(lock('ops')).reset({ token: time.now + 1 }))).toMatchObject({
       reason: 'token-too-low',
     })
-    expect(await lock('ops').reset({ backToClock: true })).toMatchObject({ expires_at: 0 })
+    expect(await operatorFor(lock('ops')).reset({ backToClock: true })).toMatchObject({ expires_at: 0 })
   })
 
   it('creates the record where there is none', async () => {
     const { time, lock, record } = setup()
-    const reset = await lock('ops').reset({ backToClock: true })
+    const reset = await operatorFor(lock('ops')).reset({ backToClock: true })
     expect(reset.token).toBeGreaterThanOrEqual(time.now)
     expect(record()).toEqual(reset)
   })
@@ -194,7 +203,7 @@ describe('reset back to the clock', () => {
     ['neither', {}],
   ])('is refused before any request given %s', async (_, options) => {
     const { store, lock } = setup()
-    const error = await rejection(lock('ops').reset(options))
+    const error = await rejection(operatorFor(lock('ops')).reset(options))
     expect(error).toBeInstanceOf(LockOptionsError)
     expect((error as Error).message).toMatch(/either a token or backToClock/)
     expect(store.requests.read).toBe(0)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Lock, LockConflictError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockOperator } from '../../lib/operator.js'
 import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -11,10 +12,12 @@ function setup() {
   const store = new MemoryLockStore({ clock: time.serverClock, clockResolutionMs: 1_000 })
   const lock = (owner: string) =>
     new Lock({ store, key: KEY, owner, ttlMs: 10_000, clockSkewMarginMs: 1_000, clock: time.localClock() })
+  const operator = (name: string) =>
+    new LockOperator({ store, key: KEY, operator: name, clockSkewMarginMs: 1_000, clock: time.localClock() })
   const put = (record: Record<string, unknown>) =>
     store.putRaw(KEY, JSON.stringify({ v: 1, expires_at: 0, owner: 'someone', ...record }))
   const token = () => JSON.parse(store.peek(KEY) ?? 'null')?.token
-  return { time, store, lock, put, token }
+  return { time, store, lock, put, token, operator }
 }
 
 describe('the token floor: a lock never hands out a token at or below one handed out before', () => {
@@ -136,45 +139,47 @@ describe('the token floor: a lock never hands out a token at or below one handed
     expect(store.peek(KEY)).toBeUndefined()
   })
 
-  it('recreates a deleted object above the token its own force-release wrote', async () => {
-    const { store, lock } = setup()
+  it('refuses to reset at or below the token its own force-release wrote, even with the object gone', async () => {
+    const { store, lock, operator } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())
-    const operator = lock('operator')
-    const released = await operator.forceRelease()
+    const ops = operator('ops')
+    const released = await ops.forceRelease()
     expect(released?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
     store.delete(KEY)
-    expect((await leaseOf(operator.tryAcquire()))?.record.token).toBeGreaterThan(
-      released?.token ?? Number.POSITIVE_INFINITY,
-    )
+    const refused = await ops.reset({ token: released?.token ?? 0 }).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ reason: 'token-too-low', key: KEY })
+    expect(store.peek(KEY)).toBeUndefined()
   })
 
   it('force-releases above the highest token it read, after an outside write turned the record back', async () => {
-    const { time, lock, put, token } = setup()
+    const { time, put, token, operator } = setup()
     const ahead = time.now + 5_000
     put({ token: ahead, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
-    const operator = lock('operator')
-    expect(await operator.tryAcquire()).toMatchObject({ status: 'held', holder: { token: ahead } })
+    const ops = operator('ops')
+    expect(await ops.inspect()).toMatchObject({ held: true, token: ahead })
     put({ token: 1, expires_at: (time.now + 60_000) / 1000, owner: 'stuck' })
-    expect((await operator.forceRelease())?.token).toBe(ahead + 1)
+    expect((await ops.forceRelease())?.token).toBe(ahead + 1)
     expect(token()).toBe(ahead + 1)
   })
 
-  it('recreates a deleted object above the token its own reset wrote', async () => {
-    const { time, store, lock } = setup()
-    const operator = lock('operator')
+  it('a contender that read a reset recreates a deleted object above it', async () => {
+    const { time, store, lock, operator } = setup()
     const floor = time.now + 5_000 // ahead of the clock, within what reset accepts
-    await operator.reset({ token: floor })
+    await operator('ops').reset({ token: floor })
+    const a = lock('a')
+    const first = await leaseOf(a.tryAcquire())
+    await first?.release()
     store.delete(KEY)
-    // Above the floor, and no further than the clock has gone meanwhile: the blind write over the
-    // reset found the object gone after waiting for floor + 1, and its create took the clock's time.
-    const token = (await leaseOf(operator.tryAcquire()))?.record.token ?? 0
-    expect(token).toBeGreaterThan(floor)
+    // Above what it read and wrote, and no further than the clock has gone meanwhile: the blind
+    // write over its release found the object gone, and its create took the clock's time.
+    const token = (await leaseOf(a.tryAcquire()))?.record.token ?? 0
+    expect(token).toBeGreaterThan(first?.record.token ?? Number.POSITIVE_INFINITY)
     expect(token).toBeLessThan(floor + 1_000)
   })
 
   it('refuses to reset to a token more than 10 s ahead of the store clock, and writes nothing', async () => {
-    const { time, store, lock } = setup()
-    const refused = await lock('operator')
+    const { time, store, operator } = setup()
+    const refused = await operator('ops')
       .reset({ token: time.now + 11_000 + 1_000 })
       .catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(LockConflictError)
@@ -183,23 +188,24 @@ describe('the token floor: a lock never hands out a token at or below one handed
   })
 
   it('refuses to reset to a token it has already seen, even with the object gone, and writes nothing', async () => {
-    const { store, lock, put } = setup()
+    const { store, lock, put, operator } = setup()
     put({ token: 4 })
-    const operator = lock('operator')
-    const lease = await leaseOf(operator.tryAcquire())
+    const lease = await leaseOf(lock('a').tryAcquire())
     await lease?.release()
+    const ops = operator('ops')
+    const seen = (await ops.inspect())?.token ?? 0
+    expect(seen).toBe(lease?.record.token)
     store.delete(KEY)
-    const seen = lease?.record.token ?? 0
-    const refused = await operator.reset({ token: seen }).catch((e: unknown) => e)
+    const refused = await ops.reset({ token: seen }).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(LockConflictError)
     expect(refused).toMatchObject({ reason: 'token-too-low', key: KEY })
     expect(store.peek(KEY)).toBeUndefined()
-    expect(await operator.reset({ token: seen + 1 })).toMatchObject({ token: seen + 1, expires_at: 0 })
+    expect(await ops.reset({ token: seen + 1 })).toMatchObject({ token: seen + 1, expires_at: 0 })
   })
 
   it('refuses token 0, the floor of a lock that has seen nothing, as too low rather than as malformed', async () => {
-    const { lock } = setup()
-    await expect(lock('operator').reset({ token: 0 })).rejects.toMatchObject({
+    const { operator } = setup()
+    await expect(operator('ops').reset({ token: 0 })).rejects.toMatchObject({
       name: 'LockConflictError',
       reason: 'token-too-low',
     })

@@ -75,7 +75,7 @@ describe('a token more than 10 s ahead of the store clock', () => {
     )
     expect((refusal as Error).message).toMatch(/Nothing was written/)
     expect((refusal as Error).message).toMatch(
-      /lambda-singleton reset \(--bucket B \| --table T\) --key jobs\/k --back-to-clock.*lock\.reset\(\{ backToClock: true \}\)/,
+      /lambda-singleton reset \(--bucket B \| --table T\) --key jobs\/k --back-to-clock.*new LockOperator\(\{ store, key \}\)\.reset\(\{ backToClock: true \}\)/,
     )
     expect((refusal as Error).message).toMatch(/fencedPut wrote with a higher token/)
   })

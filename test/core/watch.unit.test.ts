@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import { watchLease } from '../../lib/core/watch.js'
 import { AcquireStatus, Lock, LockLostError, LockStoreError, LostReason } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
@@ -13,7 +14,13 @@ async function held() {
   const lock = new Lock({ store, key: 'jobs/watched', owner: 'run', ttlMs: 60_000, clock, random: () => 0.5 })
   const acquisition = await clock.run(lock.tryAcquire())
   if (acquisition.status !== AcquireStatus.Acquired) throw new Error('not acquired')
-  const operator = new Lock({ store, key: 'jobs/watched', owner: 'operator@host', clock, random: () => 0.5 })
+  const operator = new LockOperator({
+    store,
+    key: 'jobs/watched',
+    operator: 'operator@host',
+    clock,
+    random: () => 0.5,
+  })
   return { clock, store, lease: acquisition.lease, operator }
 }
 

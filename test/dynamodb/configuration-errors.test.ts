@@ -7,6 +7,7 @@ import { singleton } from '../../lib/middy/index.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { countRequests } from '../support/requests.js'
 
 let client: DynamoDBClient
@@ -72,7 +73,7 @@ describe('DynamoDB with an access key the engine refuses, on DynamoDB Local', ()
 
   it('fails a read of an existing lock at once, after one request', async () => {
     const { refused, requests, store } = refusedClient()
-    await refusal(new Lock({ store, key: EXISTING }).inspect())
+    await refusal(operatorFor(new Lock({ store, key: EXISTING })).inspect())
     expect(requests.byOperation.get('GetItem')).toBe(1)
     expect(requests.total()).toBe(1)
     refused.destroy()

@@ -81,7 +81,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       expect(second).toMatchObject({
         skipped: true,
         reason: 'held',
-        holder: 'nightly-report/req-1',
+        owner: 'nightly-report/req-1',
         token: held,
       })
       expect(Date.parse((second as SkipResult).until ?? '')).toBeGreaterThan(clock.now())
@@ -103,12 +103,12 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         skipped: true,
         reason: 'held',
         key: KEY,
-        holder: winner.owner,
+        owner: winner.owner,
         token: winner.token,
         until: expect.any(String),
         tick: undefined,
       })
-      expect(['nightly-report/a', 'nightly-report/b']).toContain(lost?.holder)
+      expect(['nightly-report/a', 'nightly-report/b']).toContain(lost?.owner)
       expect(Date.parse(lost?.until ?? '')).toBeGreaterThan(start) // the winner's lease, as it was read
       // Winner: read + create + release; loser: read + create + one read to name the winner.
       expect(memory.requests.read - before.read).toBe(3)
@@ -501,7 +501,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
           tick: event.scheduledTime,
           tickAgeMs: 3 * HOUR,
           maxTickAgeMs: HOUR,
-          holder: undefined,
+          owner: undefined,
           token: undefined,
           until: undefined,
         })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import { Lock, type SingletonOptions, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
@@ -117,7 +118,7 @@ export function describeHistoryBehaviour(name: string, adapter: Adapter): void {
         'failed',
         'failed',
       ])
-      const operator = new Lock({ store: memory, key: KEY, owner: 'alice@ops', clock })
+      const operator = new LockOperator({ store: memory, key: KEY, operator: 'alice@ops', clock })
       await clock.run(operator.resume())
       expect(record().history).toHaveLength(3)
     })

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import type { InvocationContext } from '../../lib/extend.js'
-import { Lock, LockOptionsError, type SingletonOptions, withSingleton } from '../../lib/index.js'
+import { LockOptionsError, type SingletonOptions, withSingleton } from '../../lib/index.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 
@@ -194,7 +195,7 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
 
   it('does not count a lease an operator force-released as lost: the lost-lease alarm is for accidents', async () => {
     const { clock, store, wrap, context, metrics, metricsOptions } = metricsWorld()
-    const operator = new Lock({ store: store.memory, key: KEY, owner: 'alice@ops', clock })
+    const operator = new LockOperator({ store: store.memory, key: KEY, operator: 'alice@ops', clock })
     const handler = wrap(
       async (_e, ctx) => {
         await operator.forceRelease()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Lock } from '../../lib/index.js'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 
@@ -208,13 +208,13 @@ describe('outcomes and log lines', () => {
   it.each([
     [
       'force-released',
-      (lock: Lock) => lock.forceRelease(),
+      (operator: LockOperator) => operator.forceRelease(),
       'force-released by alice@ops',
       /alice@ops ended it \(force-release\)/,
     ],
     [
       'paused with now',
-      (lock: Lock) => lock.pause({ now: true }),
+      (operator: LockOperator) => operator.pause({ now: true }),
       'paused by alice@ops',
       /alice@ops paused the job with --now/,
     ],
@@ -222,7 +222,7 @@ describe('outcomes and log lines', () => {
     'a lease an operator %s is a warning naming the operator, its own outcome, not a lost lease',
     async (_, end, owner, how) => {
       const { clock, store, wrap, context, outcomes, lines } = world()
-      const operator = new Lock({ store: store.memory, key: KEY, owner: 'alice@ops', clock })
+      const operator = new LockOperator({ store: store.memory, key: KEY, operator: 'alice@ops', clock })
       const handler = wrap(
         async (_e, ctx) => {
           await end(operator)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, type OutcomeEvent, type SingletonOptions, silentLogger } from '../../lib/index.js'
+import { LockOperator } from '../../lib/core/lock-operator.js'
+import { type OutcomeEvent, type SingletonOptions, silentLogger } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -15,7 +16,7 @@ function world(adapter: Adapter, options: SingletonOptions = {}) {
   const log = (message: string, fields: unknown) => lines.push({ message, fields })
   const emf: string[] = []
   const record = () => JSON.parse(memory.peek(KEY) ?? 'null')
-  const operator = new Lock({ store: memory, key: KEY, owner: 'alice@ops', clock })
+  const operator = new LockOperator({ store: memory, key: KEY, operator: 'alice@ops', clock })
   let runs = 0
   const handler = adapter(
     async (event, ctx) => {
@@ -57,7 +58,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
         pausedBy: 'alice@ops',
         pausedAt: new Date(record().paused.at * 1000).toISOString(),
         note: 'migrating the table',
-        holder: record().owner,
+        owner: record().owner,
         token: record().token,
         until: undefined,
       })

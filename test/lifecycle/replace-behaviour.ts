@@ -9,6 +9,7 @@ import {
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
+import { operatorFor } from '../support/operator-for.js'
 import { ManualClock } from '../support/sim-clock.js'
 import type { Adapter } from './behaviour.js'
 
@@ -215,7 +216,7 @@ export function describeReplaceBehaviour(name: string, adapter: Adapter): void {
       const { clock, memory, a, b, context, tick } = world(adapter)
       const first = a(tick(T1, 60_000), context())
       await clock.advance(3_000)
-      await new Lock({ store: memory, key: KEY, owner: 'alice@ops', clock }).pause()
+      await operatorFor(new Lock({ store: memory, key: KEY, owner: 'alice@ops', clock })).pause()
       expect(await clock.run(b(tick(T2), context()))).toMatchObject({ skipped: true, reason: 'paused' })
       await clock.run(first)
     })

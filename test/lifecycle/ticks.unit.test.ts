@@ -100,7 +100,7 @@ describe('per-tick dedupe', () => {
       skipped: true,
       reason: 'duplicate',
       key: 'locks/nightly-report',
-      holder: 'nightly-report/r1',
+      owner: 'nightly-report/r1',
       token,
       until: undefined,
       tick: '2026-11-21T03:00:00Z',

@@ -166,7 +166,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
         for (const skip of skipped) {
           expect(skip).toMatchObject({ reason: 'held', key: `locks/${functionName}` })
           // Every loser names the winner: one that lost the write race read the record once more.
-          expect(skip).toMatchObject({ holder: expect.stringMatching(`^${functionName}/`), token: seen[0] })
+          expect(skip).toMatchObject({ owner: expect.stringMatching(`^${functionName}/`), token: seen[0] })
           expect(Date.parse(skip.until ?? '')).toBeGreaterThan(0)
         }
         // The winner: read, write, write (release), and the clock probes it sent while it waited

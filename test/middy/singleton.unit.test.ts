@@ -71,7 +71,7 @@ describe('singleton() options', () => {
   it('types a held skip with its holder, token and until, and a duplicate with no until', () => {
     type Held = Extract<SkipResult, { reason: 'held' }>
     type Duplicate = Extract<SkipResult, { reason: 'duplicate' }>
-    expectTypeOf<Held['holder']>().toEqualTypeOf<string>()
+    expectTypeOf<Held['owner']>().toEqualTypeOf<string>()
     expectTypeOf<Held['token']>().toEqualTypeOf<number>()
     expectTypeOf<Held['until']>().toEqualTypeOf<string>()
     expectTypeOf<Duplicate['until']>().toEqualTypeOf<undefined>()

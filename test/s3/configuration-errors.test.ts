@@ -7,6 +7,7 @@ import { singleton } from '../../lib/middy/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { countRequests, freshBucket, testS3Client } from '../support/s3.js'
 
 let s3: S3Client
@@ -71,7 +72,7 @@ describe.each(REFUSALS)('S3 with %s (%s), on a real engine', (_, code, credentia
 
   it('fails a read of an existing lock, rather than reading it as absent behind 403', async () => {
     const { client, requests } = refusedClient(credentials())
-    await refusal(new S3Lock({ s3: client, bucket, key: EXISTING }).inspect(), code)
+    await refusal(operatorFor(new S3Lock({ s3: client, bucket, key: EXISTING })).inspect(), code)
     expect(requests.byOperation.get('GetObject')).toBe(1)
     expect(requests.total()).toBe(1)
     client.destroy()

@@ -173,24 +173,22 @@ describe('fencedPut after an outside write turned the lock back', () => {
   it('refuses the zombie: the new holder’s token is above it though the record said token 1', async () => {
     const lockKey = 'locks/turned-back'
     const zombie = await leaseOf(new S3Lock({ s3, bucket, key: lockKey, ttlMs: 30_000 }).tryAcquire())
+    // The promise is about tokens handed out: one the zombie never awaited may be above the next
+    // holder's (W2), and is refused to no one, so the zombie takes its own first.
+    const zombieToken = (await zombie?.fencingToken()) ?? -1
     // Someone restores an old record (or writes one by hand) while the zombie still holds.
     await putRaw(s3, bucket, lockKey, JSON.stringify({ v: 1, token: 1, expires_at: 0, owner: 'restored' }))
     const successor = await leaseOf(new S3Lock({ s3, bucket, key: lockKey }).tryAcquire())
-    expect(successor?.record.token).toBeGreaterThan(zombie?.record.token ?? Number.POSITIVE_INFINITY)
+    const successorToken = (await successor?.fencingToken()) ?? -1
+    expect(successorToken).toBeGreaterThan(zombieToken)
 
-    await fencedPut({
-      s3,
-      bucket,
-      key: 'out/turned-back.json',
-      body: 'new',
-      token: successor?.record.token ?? -1,
-    })
+    await fencedPut({ s3, bucket, key: 'out/turned-back.json', body: 'new', token: successorToken })
     const error = await fencedPut({
       s3,
       bucket,
       key: 'out/turned-back.json',
       body: 'stale',
-      token: zombie?.record.token ?? -1,
+      token: zombieToken,
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(FencedWriteRejectedError)
     expect((await getRaw(s3, bucket, 'out/turned-back.json')).body).toBe('new')

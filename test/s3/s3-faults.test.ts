@@ -7,6 +7,7 @@ import { LockClockError, LockStoreError } from '../../lib/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { countRequests, freshBucket, getRecord, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -147,7 +148,7 @@ describe('S3Lock through a fault-injecting proxy', () => {
     const holder = await leaseOf(lockOn(key, 'job/1').tryAcquire())
     if (!holder) throw new Error('not acquired')
     proxy.inject('PUT', { kind: 'status', status: 409, code: 'ConditionalRequestConflict' })
-    const result = await lockOn(key, 'ops').pause({ note: 'n' })
+    const result = await operatorFor(lockOn(key, 'ops')).pause({ note: 'n' })
     expect(result).toMatchObject({ wasHeld: true, endedLease: false })
     expect(await getRecord(direct, bucket, key)).toMatchObject({
       token: holder.record.token,
@@ -254,7 +255,7 @@ describe('S3Lock through a proxy that strips the Date header', () => {
 
   it('acquires on the estimate a lock on the same client learned, even with every answer undated', async () => {
     const shared = testS3Client({ endpoint: proxy.endpoint })
-    await new S3Lock({ s3: shared, bucket, key: freshKey('learner') }).inspect()
+    await operatorFor(new S3Lock({ s3: shared, bucket, key: freshKey('learner') })).inspect()
     stripDates()
     const before = await now()
     const lease = await leaseOf(new S3Lock({ s3: shared, bucket, key: freshKey('no-date') }).tryAcquire())

@@ -4,6 +4,7 @@ import { PROBES_PER_TICK } from '../../lib/core/clock-probe.js'
 import { LockCorruptedError, LockLostError, LockTimeoutError, LostReason } from '../../lib/index.js'
 import { S3Lock, type S3LockOptions, S3LockStore } from '../../lib/s3/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import { countRequests, freshBucket, getRaw, getRecord, putRaw, testS3Client } from '../support/s3.js'
 import { expectTokenOfStoreTime, storeTime } from '../support/store-time.js'
 
@@ -191,10 +192,10 @@ describe('S3Lock on a real S3 engine', () => {
   it('inspects a lock without writing it', async () => {
     const key = freshKey('inspect')
     const lock = lockOn(key)
-    expect(await lock.inspect()).toBeNull()
+    expect(await operatorFor(lock).inspect()).toBeNull()
     const lease = await leaseOf(lock.tryAcquire())
     const before = await getRaw(s3, bucket, key)
-    const info = await lockOn(key).inspect()
+    const info = await operatorFor(lockOn(key)).inspect()
     expect(info).toMatchObject({ token: lease?.record.token, owner: lock.owner, held: true })
     expect(`"${info?.etag}"`).toBe(before.etag)
     expect(await getRaw(s3, bucket, key)).toEqual(before)

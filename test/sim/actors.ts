@@ -2,6 +2,7 @@ import { LockConflictError, LockLostError, LockStoreError, LockTimeoutError } fr
 import { keepAlive } from '../../lib/core/heartbeat.js'
 import type { Lease } from '../../lib/core/lease.js'
 import { Lock } from '../../lib/core/lock.js'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
 import { withSingleton } from '../../lib/lambda/with-singleton.js'
 import { LockHeldError } from '../../lib/lifecycle/errors.js'
@@ -368,15 +369,23 @@ export async function operator(stage: Stage, everyMs: number): Promise<void> {
     await new Promise<void>((resolve) =>
       world.at(world.now + world.random.int(everyMs / 2, everyMs), undefined, resolve),
     )
-    const lock = newLock(stage, process, `operator@host/${call}`, 10_000)
+    const operator = new LockOperator({
+      store: stage.store.for(process),
+      key: stage.key,
+      operator: `operator@host/${call}`,
+      ttlMs: 10_000,
+      clockSkewMarginMs: stage.marginMs,
+      clock: process.clock,
+      random: () => stage.world.random.next(),
+    })
     const action = world.random.pick(['pause', 'resume', 'resume', 'force-release', 'pause-now'] as const)
     const before = stage.store.log.length
     try {
       let wrote: boolean
-      if (action === 'pause') wrote = (await lock.pause({ note: 'sim' })) !== null
-      else if (action === 'pause-now') wrote = (await lock.pause({ now: true })) !== null
-      else if (action === 'resume') wrote = (await lock.resume()) !== null
-      else wrote = (await lock.forceRelease()) !== null
+      if (action === 'pause') wrote = (await operator.pause({ note: 'sim' })) !== null
+      else if (action === 'pause-now') wrote = (await operator.pause({ now: true })) !== null
+      else if (action === 'resume') wrote = (await operator.resume()) !== null
+      else wrote = (await operator.forceRelease()) !== null
       stage.trace(`${process.name} ${action}: ${wrote ? 'written' : 'nothing to do'}`)
     } catch (error) {
       unexpected(stage, process.name, error)

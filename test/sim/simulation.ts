@@ -1,4 +1,5 @@
 import { Lock } from '../../lib/core/lock.js'
+import { LockOperator } from '../../lib/core/lock-operator.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
 import { ExecOnHeld } from '../../lib/exec/settings.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
@@ -250,7 +251,15 @@ async function liveness(stage: Stage): Promise<void> {
   })
   let outcome = 'pending'
   const attempt = (async () => {
-    await lock.resume().catch(() => undefined)
+    const operator = new LockOperator({
+      store: stage.store.for(process),
+      key: stage.key,
+      operator: 'newcomer',
+      clockSkewMarginMs: stage.marginMs,
+      clock: process.clock,
+      random: () => world.random.next(),
+    })
+    await operator.resume().catch(() => undefined)
     const acquisition = await lock.tryAcquire({ waitMs: 30_000 })
     outcome = acquisition.status
     if (acquisition.status === AcquireStatus.Acquired) {

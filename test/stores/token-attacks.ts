@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runningTick } from '../../lib/core/holder-record.js'
 import { type Lease, Lock, LockConflictError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
+import { operatorFor } from '../support/operator-for.js'
 import type { ContractTarget } from './contract.js'
 
 let keys = 0
@@ -59,7 +60,7 @@ export function describeTokenAttacks(
       expect(attempt.lease.record.token).toBeGreaterThan(old.record.token)
       await expect(old.renew()).rejects.toMatchObject({ reason: 'replaced' })
       await expect(old.release()).rejects.toMatchObject({ reason: 'replaced' })
-      const stored = await freshProcess(key, 'reader').inspect()
+      const stored = await operatorFor(freshProcess(key, 'reader')).inspect()
       expect(stored?.record).toMatchObject({ token: attempt.lease.record.token, owner: 'new' })
     })
 
@@ -88,7 +89,7 @@ export function describeTokenAttacks(
       const key = freshKey('restored')
       const first = await acquire(key, 'first')
       await first.release()
-      const old = await freshProcess(key, 'reader').inspect()
+      const old = await operatorFor(freshProcess(key, 'reader')).inspect()
       const zombie = await acquire(key, 'zombie')
       const zombieToken = await zombie.fencingToken()
       await target.putRaw(key, JSON.stringify(old?.record))
@@ -152,8 +153,11 @@ export function describeTokenAttacks(
       await first.release()
       const ahead = first.record.token + 3_600_000
       await target.putRaw(key, JSON.stringify({ v: 1, token: ahead, expires_at: 0, owner: 'script' }))
-      const operator = freshProcess(key, 'operator')
-      expect(await operator.inspect()).toMatchObject({ token: ahead, blocked: 'record-ahead-of-clock' })
+      const operator = operatorFor(freshProcess(key, 'operator'))
+      expect(await operator.inspect()).toMatchObject({
+        token: ahead,
+        blocked: 'record-ahead-of-clock',
+      })
       await expect(operator.reset({ token: first.record.token + 1 })).rejects.toMatchObject({
         reason: 'token-too-low',
       })

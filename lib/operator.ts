@@ -1,0 +1,14 @@
+// `lambda-singleton/operator`: the operator's side of a lock, apart from the job's. `LockOperator`
+// reads a lock and pauses, resumes, frees or repairs its job, as the CLI's commands of the same
+// names do; a job's code needs none of it (its `Lock`, `withSingleton` and `singleton()` are on
+// the root and on `/middy`).
+
+export { LockOperator, type LockOperatorOptions } from './core/lock-operator.js'
+export type { BlockedReason, LockInfo } from './core/lock-options.js'
+export type {
+  ForceReleaseOptions,
+  PauseOptions,
+  PauseResult,
+  ResetOptions,
+  ResumeResult,
+} from './core/operator.js'
