@@ -28,6 +28,9 @@ export {
   type ScheduleFields,
 } from './core/record.js'
 export {
+  canListKeys,
+  type ListKeysOptions,
+  type LockKeyListing,
   type LockStore,
   type ReadResult,
   ReadStatus,

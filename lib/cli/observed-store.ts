@@ -1,5 +1,9 @@
 import { performance } from 'node:perf_hooks'
+import { LockStoreError } from '../core/errors.js'
 import {
+  canListKeys,
+  type ListKeysOptions,
+  type LockKeyListing,
   type LockStore,
   type ReadResult,
   ReadStatus,
@@ -14,7 +18,7 @@ import {
  * which keys read as absent without proof (S3 hides a missing key behind 403 from a reader
  * without s3:ListBucket; refused credentials are not read as absent, they fail the read).
  */
-export class ObservedStore implements LockStore {
+export class ObservedStore implements LockStore, LockKeyListing {
   readonly clockResolutionMs: number
   readonly limits?: StoreLimits
   readonly #inner: LockStore
@@ -40,6 +44,15 @@ export class ObservedStore implements LockStore {
 
   async replace(key: string, body: string, etag: string, options?: StoreCallOptions): Promise<WriteResult> {
     return this.#observe(await this.#inner.replace(key, body, etag, options))
+  }
+
+  /** The inner store's keys under `prefix`; a `LockStoreError` for a store that cannot list them. */
+  listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]> {
+    const inner = this.#inner
+    if (!canListKeys(inner)) {
+      return Promise.reject(new LockStoreError('this store cannot list its keys', { retryable: false }))
+    }
+    return inner.listKeys(prefix, options)
   }
 
   /** Whether the last read of `key` answered "absent" without being able to tell. */

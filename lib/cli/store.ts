@@ -2,9 +2,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { describe } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
+import type { ListKeysOptions } from '../core/store.js'
 import type { EtagQuoting } from '../s3/etag.js'
 import { ConfigurationError, LockNotFoundError, refusedCredentials } from './exit-codes.js'
-import { type ListOptions, listDynamoDBKeys, listS3Keys, s3KeyExists } from './listing.js'
 import { ObservedStore } from './observed-store.js'
 
 /** Where the locks live, as the command line names them. */
@@ -33,7 +33,7 @@ export interface OpenStore {
   /** Where a key lives, for messages: `s3://bucket/key`, `key in table T`. */
   where(key: string): string
   /** Every key under `prefix`. */
-  listKeys(prefix: string, options?: ListOptions): Promise<string[]>
+  listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]>
   /**
    * Throws `LockNotFoundError` for a key the store read as absent, once sure it is: S3 answers
    * 403 for a missing key and for a key these credentials may not read alike, so it is listed.
@@ -85,8 +85,8 @@ async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJ
     client: s3,
     store,
     where: (key: string) => `s3://${bucket}/${key}`,
-    listKeys: (prefix: string, options?: ListOptions) => listS3Keys(s3, bucket, prefix, options),
-    notFound: (key: string) => s3NotFound(s3, store, bucket, key),
+    listKeys: (prefix: string, options?: ListKeysOptions) => store.listKeys(prefix, options),
+    notFound: (key: string) => s3NotFound(store, bucket, key),
     close: () => {
       if (!clients.s3) s3.destroy()
     },
@@ -118,8 +118,7 @@ async function openTable(target: StoreTarget, table: string, clients: StoreClien
     client,
     store,
     where,
-    listKeys: (prefix: string, options?: ListOptions) =>
-      listDynamoDBKeys(client, table, partitionKey, prefix, { ...options, ...(sortKey && { sortKey }) }),
+    listKeys: (prefix: string, options?: ListKeysOptions) => store.listKeys(prefix, options),
     notFound: async (key: string): Promise<never> => {
       throw new LockNotFoundError(`no lock ${where(key)} (partition key ${partitionKey})`, key)
     },
@@ -151,12 +150,12 @@ function sdkMissing(option: string, sdk: string): (error: unknown) => never {
  * A key S3 read as absent. A 403 stands for a missing key and for one these credentials may not
  * read alike; listing the key tells them apart, and names refused credentials when they are.
  */
-async function s3NotFound(s3: S3Client, store: ObservedStore, bucket: string, key: string): Promise<never> {
+async function s3NotFound(store: ObservedStore, bucket: string, key: string): Promise<never> {
   const where = `s3://${bucket}/${key}`
   if (!store.absenceUnconfirmed(key)) throw new LockNotFoundError(`no lock at ${where}`, key)
   let exists: boolean
   try {
-    exists = await s3KeyExists(s3, bucket, key)
+    exists = (await store.listKeys(key, { pageSize: 1 }))[0] === key
   } catch (error) {
     if (refusedCredentials(error)) throw error
     throw new LockStoreError(

@@ -93,3 +93,24 @@ export type WriteResult =
       readonly ambiguous?: boolean
     })
   | (Timed & { readonly status: typeof WriteStatus.Conflict | typeof WriteStatus.Absent })
+
+/**
+ * What a store may offer operators beyond the lock protocol, which never needs it: the keys of
+ * its locks (S3: ListObjectsV2, s3:ListBucket; DynamoDB: a Scan, dynamodb:Scan). Optional: the
+ * CLI's `list` and `watch` without `--key` use it where the store has it (`canListKeys`).
+ */
+export interface LockKeyListing {
+  /** Every lock key that starts with `prefix` ('' for all), sorted. */
+  listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]>
+}
+
+export interface ListKeysOptions {
+  /** Keys per request (S3 MaxKeys, DynamoDB Limit). @default the service's maximum */
+  readonly pageSize?: number
+  readonly signal?: AbortSignal
+}
+
+/** Whether `store` lists its keys (`LockKeyListing`). */
+export function canListKeys<S extends LockStore>(store: S): store is S & LockKeyListing {
+  return typeof (store as Partial<LockKeyListing>).listKeys === 'function'
+}

@@ -3,6 +3,8 @@ import { sendClassified, sharedClient, unexpectedAnswer } from '../aws/classify.
 import { dated, requestTimeoutMs, type SdkClient } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
+  type ListKeysOptions,
+  type LockKeyListing,
   type LockStore,
   type ReadResult,
   ReadStatus,
@@ -73,7 +75,7 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
  * On an engine whose `=` fails on maps and lists (dynalite), compares them leaf by leaf instead;
  * an engine that fails the condition even so gets a `LockStoreError` that says so.
  */
-export class DynamoDBLockStore implements LockStore {
+export class DynamoDBLockStore implements LockStore, LockKeyListing {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
   /** An item nests at most 32 levels, and numbers have a range: checked before a checkpoint is written. */
   readonly limits: StoreLimits = { recordDepth: MAX_ITEM_DEPTH, unstorable: unstorableAttribute }
@@ -117,6 +119,21 @@ export class DynamoDBLockStore implements LockStore {
   /** Stores sending through one client share what their locks learn of DynamoDB's clock. */
   get clockSource(): object {
     return this.client
+  }
+
+  /**
+   * Every lock key in the table that starts with `prefix`, sorted (`LockKeyListing`): a Scan,
+   * which needs dynamodb:Scan and which locking never sends. Its code is loaded only when a
+   * listing is asked for.
+   */
+  async listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]> {
+    const { listDynamoDBKeys } = await import('./list-keys.js')
+    const { partitionKey, sortKey } = this.#layout
+    return listDynamoDBKeys(
+      { client: this.client, tableName: this.tableName, partitionKey, sortKey },
+      prefix,
+      options,
+    )
   }
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {

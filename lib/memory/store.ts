@@ -1,5 +1,7 @@
 import { type Clock, systemClock } from '../core/clock.js'
 import {
+  type ListKeysOptions,
+  type LockKeyListing,
   type LockStore,
   type ReadResult,
   ReadStatus,
@@ -28,7 +30,7 @@ export interface MemoryLockStoreOptions {
  * A lock store in memory, atomic per call like S3's conditional writes. For deterministic
  * protocol tests (with a simulated clock) and for users' own unit tests.
  */
-export class MemoryLockStore implements LockStore {
+export class MemoryLockStore implements LockStore, LockKeyListing {
   readonly clockResolutionMs: number
   readonly #clock: Clock
   readonly #reportServerDate: boolean
@@ -41,6 +43,12 @@ export class MemoryLockStore implements LockStore {
     this.#clock = options.clock ?? systemClock
     this.clockResolutionMs = options.clockResolutionMs ?? 1
     this.#reportServerDate = options.reportServerDate ?? true
+  }
+
+  /** Every key that starts with `prefix`, sorted (`LockKeyListing`). */
+  async listKeys(prefix: string, options: ListKeysOptions = {}): Promise<string[]> {
+    options.signal?.throwIfAborted()
+    return [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort()
   }
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {

@@ -4,6 +4,8 @@ import { dated, requestTimeoutMs } from '../aws/send.js'
 import { LockOptionsError, type LockStoreError } from '../core/errors.js'
 import { MAX_RECORD_BYTES } from '../core/record.js'
 import {
+  type ListKeysOptions,
+  type LockKeyListing,
   type LockStore,
   type ReadResult,
   ReadStatus,
@@ -31,7 +33,7 @@ export interface S3LockStoreOptions {
 const S3_CLOCK_RESOLUTION_MS = 1_000
 
 /** The lock store on S3 conditional writes: maps S3's answers to the protocol's results. */
-export class S3LockStore implements LockStore {
+export class S3LockStore implements LockStore, LockKeyListing {
   readonly clockResolutionMs = S3_CLOCK_RESOLUTION_MS
   readonly s3: S3Client
   readonly bucket: string
@@ -52,6 +54,16 @@ export class S3LockStore implements LockStore {
   /** Stores sending through one client share what their locks learn of S3's clock. */
   get clockSource(): object {
     return this.s3
+  }
+
+  /**
+   * Every key in the bucket that starts with `prefix`, in S3's order (`LockKeyListing`):
+   * ListObjectsV2, which needs s3:ListBucket and which locking never sends. Its code is loaded
+   * only when a listing is asked for.
+   */
+  async listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]> {
+    const { listS3Keys } = await import('./list-keys.js')
+    return listS3Keys(this.s3, this.bucket, prefix, options)
   }
 
   async read(key: string, options: StoreCallOptions = {}): Promise<ReadResult> {

@@ -1,8 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { listS3Keys } from '../../lib/cli/listing.js'
 import { ExitCode } from '../../lib/cli/main.js'
-import { S3Lock } from '../../lib/s3/index.js'
+import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { cliIn, WatchingCli } from '../support/cli.js'
 import { FaultProxy } from '../support/fault-proxy.js'
 import { leaseOf } from '../support/lease-of.js'
@@ -128,8 +127,8 @@ describe('lambda-singleton list, on a real S3 engine', () => {
     }
   })
 
-  it('follows the listing across pages', async () => {
-    expect(await listS3Keys(s3, bucket, 'jobs/', { pageSize: 1 })).toEqual([
+  it("follows the listing across pages: the store's own listKeys", async () => {
+    expect(await new S3LockStore({ s3, bucket }).listKeys('jobs/', { pageSize: 1 })).toEqual([
       'jobs/a-held',
       'jobs/b-free',
       'jobs/c-corrupt',

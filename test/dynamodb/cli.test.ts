@@ -1,6 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { listDynamoDBKeys } from '../../lib/cli/listing.js'
 import { ExitCode } from '../../lib/cli/main.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { Lock, LockLostError } from '../../lib/index.js'
@@ -130,10 +129,8 @@ describe('lambda-singleton list and watch on a DynamoDB table', () => {
   })
 
   it('follows the Scan across pages, past items outside the prefix', async () => {
-    expect(await listDynamoDBKeys(client, tableName, PARTITION_KEY, 'jobs/', { pageSize: 1 })).toEqual([
-      'jobs/a',
-      'jobs/b',
-    ])
+    const store = new DynamoDBLockStore({ client, tableName, partitionKey: PARTITION_KEY })
+    expect(await store.listKeys('jobs/', { pageSize: 1 })).toEqual(['jobs/a', 'jobs/b'])
   })
 
   it('watches with --json, one document per refresh, until interrupted', async () => {

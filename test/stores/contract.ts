@@ -1,7 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockStoreError } from '../../lib/core/errors.js'
-import { type LockStore, ReadStatus, type WriteResult, WriteStatus } from '../../lib/core/store.js'
+import {
+  canListKeys,
+  type LockStore,
+  ReadStatus,
+  type WriteResult,
+  WriteStatus,
+} from '../../lib/core/store.js'
 import { BodyFault, BrokenBodyServer } from '../support/broken-server.js'
 
 /**
@@ -114,6 +120,26 @@ export function describeLockStoreContract(
         const replaced = written(await store.replace(key, record({ token: 2 }), created.etag))
         expect((await found(key)).etag).toBe(replaced.etag)
         expect((await found(key, target.store())).etag).toBe(replaced.etag)
+      })
+    })
+
+    describe('key listing (LockKeyListing, optional)', () => {
+      it('lists the keys under a prefix, sorted, across pages, and none outside it', async (context) => {
+        if (!canListKeys(store)) return context.skip()
+        const prefix = `${freshKey('listed')}/`
+        for (const key of [
+          `${prefix}b`,
+          `${prefix}a/nested`,
+          `${prefix}a`,
+          `${prefix.slice(0, -1)}-outside`,
+        ]) {
+          written(await store.create(key, record()))
+        }
+        const expected = [`${prefix}a`, `${prefix}a/nested`, `${prefix}b`]
+        expect(await store.listKeys(prefix)).toEqual(expected)
+        expect(await store.listKeys(prefix, { pageSize: 1 })).toEqual(expected)
+        expect(await store.listKeys(`${prefix}zz`)).toEqual([])
+        expect(await store.listKeys('')).toEqual(expect.arrayContaining(expected))
       })
     })
 
