@@ -14,11 +14,9 @@ import { execLine } from './exec-args.js'
 import { UsageError } from './exit-codes.js'
 import type { StoreTarget } from './store.js'
 
-/** A command to run, its options checked and converted. */
-export interface CommandLine {
-  readonly command: CommandName
-  readonly target: StoreTarget
-  readonly key?: string
+/** Every option a command may take, checked and converted; each command's line has its own. */
+interface OptionValues {
+  readonly key: string
   /** Keys to list: '' for all. */
   readonly prefix: string
   readonly token?: number
@@ -32,9 +30,39 @@ export interface CommandLine {
   readonly now: boolean
   readonly intervalMs: number
   readonly json: boolean
-  /** `exec`: the command to run, and how. */
-  readonly exec?: ExecSettings
 }
+
+/** Where each option of the command table lands in a parsed line (exec's own go to `exec`). */
+const FIELD_OF = {
+  key: 'key',
+  prefix: 'prefix',
+  token: 'token',
+  'back-to-clock': 'backToClock',
+  force: 'force',
+  owner: 'owner',
+  note: 'note',
+  now: 'now',
+  interval: 'intervalMs',
+  json: 'json',
+} as const satisfies Partial<Record<OptionName, keyof OptionValues>>
+
+type FieldOf<O> = O extends keyof typeof FIELD_OF ? (typeof FIELD_OF)[O] : never
+
+/**
+ * One command's line: the store, and the fields of the options that command takes (read from
+ * the command table, so that a command cannot read an option it does not take); `exec` also
+ * has the command it runs.
+ */
+export type CommandLineOf<C extends CommandName> = C extends CommandName
+  ? { readonly command: C; readonly target: StoreTarget } & Pick<
+      OptionValues,
+      FieldOf<(typeof COMMANDS)[C]['options'][number]>
+    > &
+      (C extends 'exec' ? { readonly exec: ExecSettings } : unknown)
+  : never
+
+/** A command to run, its options checked and converted: one type per command. */
+export type CommandLine = CommandLineOf<CommandName>
 
 export type Parsed =
   | { readonly kind: 'help'; readonly command?: CommandName }
@@ -84,11 +112,7 @@ export function parseCommandLine(argv: readonly string[]): Parsed {
   const unexpected = rest[0] ?? (command === 'exec' ? undefined : afterEnd[0])
   if (unexpected !== undefined) throw new UsageError(`unexpected argument "${unexpected}"`, command)
   checkOptionsOf(command, tokens)
-  return {
-    kind: 'run',
-    ...commandLine(command, values),
-    ...(command === 'exec' && { exec: execLine(values, afterEnd) }),
-  }
+  return { kind: 'run', ...commandLine(command, values, afterEnd) }
 }
 
 function strictParse(argv: readonly string[]) {
@@ -147,20 +171,18 @@ function checkOptionsOf(command: CommandName, tokens: readonly Token[]): void {
   }
 }
 
-function commandLine(command: CommandName, values: Values): CommandLine {
+function commandLine(command: CommandName, values: Values, afterEnd: readonly string[]): CommandLine {
   const text = textOf(values)
   const token = text('token')
   const interval = text('interval')
-  return {
-    command,
-    target: targetOf(command, values),
-    key: text('key'),
+  const all: OptionValues = {
+    key: text('key') ?? '',
     prefix: text('prefix') ?? '',
     ...(token !== undefined && { token: plainInteger(token, command) }),
     backToClock: values['back-to-clock'] === true,
     force: values.force === true,
-    owner: text('owner'),
-    note: text('note'),
+    ...(text('owner') !== undefined && { owner: text('owner') }),
+    ...(text('note') !== undefined && { note: text('note') }),
     now: values.now === true,
     intervalMs:
       interval === undefined
@@ -168,6 +190,17 @@ function commandLine(command: CommandName, values: Values): CommandLine {
         : seconds('--interval', interval, INTERVAL_RANGE_S, command),
     json: values.json === true,
   }
+  const taken: Record<string, unknown> = {}
+  for (const option of COMMANDS[command].options) {
+    const field = (FIELD_OF as Partial<Record<OptionName, keyof OptionValues>>)[option]
+    if (field !== undefined && all[field] !== undefined) taken[field] = all[field]
+  }
+  return {
+    command,
+    target: targetOf(command, values),
+    ...taken,
+    ...(command === 'exec' && { exec: execLine(values, afterEnd) }),
+  } as CommandLine
 }
 
 const textOf =

@@ -4,7 +4,7 @@ import { LockOperator } from '../core/lock-operator.js'
 import type { LockInfo } from '../core/lock-options.js'
 import type { PauseRecord } from '../core/record.js'
 import type { ProcessSignals } from '../exec/process-signals.js'
-import type { CommandLine } from './args.js'
+import type { CommandLineOf } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { exec } from './exec.js'
 import { ExitCode, LockNotFoundError, NotHeldError } from './exit-codes.js'
@@ -22,9 +22,9 @@ import { printable } from './printable.js'
 import type { OpenStore } from './store.js'
 import { watch } from './watch.js'
 
-/** What a command runs with. */
-export interface CommandContext {
-  readonly line: CommandLine
+/** What a command runs with: its own line, with only the options it takes. */
+export interface CommandContext<C extends CommandName = CommandName> {
+  readonly line: CommandLineOf<C>
   readonly opened: OpenStore
   /** Who runs it, for the records it writes. */
   readonly operator: string
@@ -41,7 +41,7 @@ export interface CommandContext {
 /** Reads in flight at once while listing. */
 const LIST_CONCURRENCY = 8
 
-export const RUNNERS: Record<CommandName, (context: CommandContext) => Promise<ExitCode>> = {
+export const RUNNERS: { readonly [C in CommandName]: (context: CommandContext<C>) => Promise<ExitCode> } = {
   inspect,
   history,
   list,
@@ -58,8 +58,10 @@ function operatorAt(context: CommandContext, key: string): LockOperator {
 }
 
 /** The lock at the command's key, or `LockNotFoundError`. */
-async function inspected(context: CommandContext): Promise<{ info: LockInfo; view: LockView }> {
-  const key = context.line.key ?? ''
+async function inspected(
+  context: CommandContext<'inspect' | 'history' | 'force-release'>,
+): Promise<{ info: LockInfo; view: LockView }> {
+  const { key } = context.line
   const info = await operatorAt(context, key).inspect({ ...(context.signal && { signal: context.signal }) })
   if (!info) {
     try {
@@ -84,7 +86,7 @@ function withKeyHint(error: unknown, key: string): unknown {
   )
 }
 
-async function inspect(context: CommandContext): Promise<ExitCode> {
+async function inspect(context: CommandContext<'inspect'>): Promise<ExitCode> {
   const { info, view } = await inspected(context)
   if (context.line.json)
     context.out(JSON.stringify({ ...view, etag: info.etag, record: info.record }, null, 2))
@@ -92,7 +94,7 @@ async function inspect(context: CommandContext): Promise<ExitCode> {
   return ExitCode.Ok
 }
 
-async function history(context: CommandContext): Promise<ExitCode> {
+async function history(context: CommandContext<'history'>): Promise<ExitCode> {
   const { info, view } = await inspected(context)
   const runs = runViewsOf(info.record)
   if (context.line.json) context.out(JSON.stringify({ key: view.key, runs }, null, 2))
@@ -100,9 +102,9 @@ async function history(context: CommandContext): Promise<ExitCode> {
   return ExitCode.Ok
 }
 
-async function forceRelease(context: CommandContext): Promise<ExitCode> {
+async function forceRelease(context: CommandContext<'force-release'>): Promise<ExitCode> {
   const { line, opened } = context
-  const key = line.key ?? ''
+  const { key } = line
   const { info, view } = await inspected(context)
   if (!info.held && !line.force) {
     const state = view.released ? 'released' : `expired ${duration(-(view.expiresInMs ?? 0))} ago`
@@ -125,9 +127,9 @@ async function forceRelease(context: CommandContext): Promise<ExitCode> {
   return ExitCode.Ok
 }
 
-async function pause(context: CommandContext): Promise<ExitCode> {
+async function pause(context: CommandContext<'pause'>): Promise<ExitCode> {
   const { line, opened } = context
-  const key = line.key ?? ''
+  const { key } = line
   const result = await operatorAt(context, key).pause({
     ...(line.note !== undefined && { note: line.note }),
     now: line.now,
@@ -167,9 +169,9 @@ async function pause(context: CommandContext): Promise<ExitCode> {
   return ExitCode.Ok
 }
 
-async function resume(context: CommandContext): Promise<ExitCode> {
+async function resume(context: CommandContext<'resume'>): Promise<ExitCode> {
   const { line, opened } = context
-  const key = line.key ?? ''
+  const { key } = line
   const result = await operatorAt(context, key).resume()
   if (!result) return notFound(context, key)
   const { record, lifted } = result
@@ -199,9 +201,9 @@ async function notFound(context: CommandContext, key: string): Promise<never> {
   }
 }
 
-async function reset(context: CommandContext): Promise<ExitCode> {
+async function reset(context: CommandContext<'reset'>): Promise<ExitCode> {
   const { line, opened } = context
-  const key = line.key ?? ''
+  const { key } = line
   const operator = operatorAt(context, key)
   if (line.backToClock) {
     const record = await operator.reset({ backToClock: true, force: line.force })
@@ -221,7 +223,7 @@ async function reset(context: CommandContext): Promise<ExitCode> {
   return ExitCode.Ok
 }
 
-async function list(context: CommandContext): Promise<ExitCode> {
+async function list(context: CommandContext<'list'>): Promise<ExitCode> {
   const { line, opened } = context
   const locks = await readLocks(context)
   if (line.json) context.out(JSON.stringify({ prefix: line.prefix, locks }, null, 2))
@@ -231,7 +233,9 @@ async function list(context: CommandContext): Promise<ExitCode> {
 }
 
 /** Every lock under the command's prefix, read a few at a time, in key order. */
-export async function readLocks(context: CommandContext): Promise<(LockView | UnreadableView)[]> {
+export async function readLocks(
+  context: CommandContext<'list' | 'watch'>,
+): Promise<(LockView | UnreadableView)[]> {
   const { opened, signal } = context
   const keys = await opened.listKeys(context.line.prefix, { ...(signal && { signal }) })
   const locks: (LockView | UnreadableView | undefined)[] = new Array(keys.length)

@@ -7,9 +7,8 @@ import { ProcessSignals } from '../exec/process-signals.js'
 import type { CommandContext } from './commands.js'
 import type { ExitCode } from './exit-codes.js'
 
-export async function exec(context: CommandContext): Promise<ExitCode> {
+export async function exec(context: CommandContext<'exec'>): Promise<ExitCode> {
   const { line } = context
-  if (!line.exec || line.key === undefined) throw new Error('exec: parsed without its command or key')
   const given = {
     settings: line.exec,
     key: line.key,

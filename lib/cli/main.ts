@@ -5,7 +5,7 @@ import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
 import { ProcessSignals } from '../exec/process-signals.js'
 import { LogField } from '../log-contract.js'
 import { type CommandLine, parseCommandLine } from './args.js'
-import { RUNNERS } from './commands.js'
+import { type CommandContext, RUNNERS } from './commands.js'
 import { ConfigurationError, ExitCode, exitCodeFor, refusedCredentials, UsageError } from './exit-codes.js'
 import { commandHelp, programHelp, usageLine } from './help.js'
 import { defaultOperator, packageVersion } from './identity.js'
@@ -57,10 +57,10 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
   try {
     opened = await openStore(line.target, io, io.env)
     const shown = shownIo(line, io)
-    return await RUNNERS[line.command]({
+    return await runCommand({
       line,
       opened,
-      operator: line.owner ?? defaultOperator(io.env),
+      operator: ('owner' in line ? line.owner : undefined) ?? defaultOperator(io.env),
       out: shown.out,
       err: shown.err,
       signal: io.signal,
@@ -72,6 +72,15 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
   } finally {
     opened?.close()
   }
+}
+
+/**
+ * The command's runner, given its own context. TypeScript cannot tie `RUNNERS[line.command]` to
+ * the line's own type (a correlated union), so the one cast is here: `line.command` picks both.
+ */
+function runCommand(context: CommandContext): Promise<ExitCode> {
+  const runner = RUNNERS[context.line.command] as (context: CommandContext) => Promise<ExitCode>
+  return runner(context)
 }
 
 /**
@@ -105,7 +114,7 @@ function report(error: unknown, line: CommandLine, io: CliIo): ExitCode {
       JSON.stringify({
         [LogField.error]: { name, message, [LogField.exitCode]: code, ...(raw !== undefined && { raw }) },
         // A task's metric filters take their dimension from exec's `key`: a line without it is not counted.
-        ...(line.command === 'exec' && line.key !== undefined && { [LogField.key]: line.key }),
+        ...(line.command === 'exec' && { [LogField.key]: line.key }),
       }),
     )
     return code

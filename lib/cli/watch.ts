@@ -12,7 +12,7 @@ const CLEAR_SCREEN = '\x1b[H\x1b[2J'
  * reported and the next one tried, since a live view should outlast a passing outage.
  */
 export async function watch(
-  context: CommandContext,
+  context: CommandContext<'watch'>,
   read: () => Promise<(LockView | UnreadableView)[]>,
 ): Promise<ExitCode> {
   const { line, signal } = context
@@ -36,7 +36,7 @@ export async function watch(
   return ExitCode.Ok
 }
 
-function show(context: CommandContext, locks: (LockView | UnreadableView)[]): void {
+function show(context: CommandContext<'watch'>, locks: (LockView | UnreadableView)[]): void {
   const { line, opened } = context
   const serverNow = opened.store.serverNow()
   const at = serverNow === undefined ? undefined : new Date(serverNow).toISOString()

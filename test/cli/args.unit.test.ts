@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest'
-import { parseCommandLine } from '../../lib/cli/args.js'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { type CommandLineOf, parseCommandLine } from '../../lib/cli/args.js'
 import { COMMANDS } from '../../lib/cli/commands-spec.js'
 import { UsageError } from '../../lib/cli/exit-codes.js'
 import { EtagQuoting } from '../../lib/s3/etag.js'
@@ -16,20 +16,19 @@ const usageError = (line: string) => {
 }
 
 describe('the command line', () => {
-  it('reads a command, its store and its options', () => {
+  it('reads a command, its store and the options it takes, no others', () => {
     expect(parse('inspect --bucket b --key locks/a')).toEqual({
       kind: 'run',
       command: 'inspect',
       target: { bucket: 'b', table: undefined, partitionKey: undefined, endpoint: undefined },
       key: 'locks/a',
-      prefix: '',
-      backToClock: false,
-      force: false,
-      owner: undefined,
-      now: false,
-      intervalMs: 2_000,
       json: false,
     })
+    expect(parse('exec --bucket b --key k -- true')).not.toHaveProperty('prefix')
+    expect(parse('list --bucket b')).not.toHaveProperty('key')
+    expectTypeOf<CommandLineOf<'list'>>().not.toHaveProperty('key')
+    expectTypeOf<CommandLineOf<'exec'>['key']>().toEqualTypeOf<string>()
+    expectTypeOf<CommandLineOf<'reset'>>().toHaveProperty('backToClock')
     expect(parse('pause --bucket b --key k --note deploy --now')).toMatchObject({
       command: 'pause',
       note: 'deploy',
