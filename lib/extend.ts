@@ -18,6 +18,8 @@ export {
   MAX_RECORD_BYTES,
   MAX_RECORD_DEPTH,
   MAX_STATE_BYTES,
+  OPERATOR_FIELDS,
+  type OperatorField,
   PAUSED_RECORD_VERSION,
   type PauseRecord,
   parseRecord,
@@ -52,4 +54,4 @@ export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
 export { consoleLogger } from './lifecycle/logger.js'
 export type { SingletonRun } from './lifecycle/run.js'
 export type { SkipResultBase } from './lifecycle/skip.js'
-export { isTickDone, tickIdOf } from './lifecycle/tick.js'
+export { isTickDone, tickIdOf } from './schedule/tick.js'

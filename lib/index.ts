@@ -54,3 +54,4 @@ export {
   SkipReason,
   type SkipResult,
 } from './lifecycle/skip.js'
+export type { PauseView } from './schedule/pause.js'

@@ -4,6 +4,7 @@ import { LockOperator } from '../core/lock-operator.js'
 import type { LockInfo } from '../core/lock-options.js'
 import type { PauseRecord } from '../core/record.js'
 import type { ProcessSignals } from '../exec/process-signals.js'
+import { pauseView } from '../schedule/pause.js'
 import type { CommandLineOf } from './args.js'
 import type { CommandName } from './commands-spec.js'
 import { exec } from './exec.js'
@@ -189,8 +190,8 @@ async function resume(context: CommandContext<'resume'>): Promise<ExitCode> {
 
 /** Who paused, when and why, in a line. */
 function pauseText(paused: PauseRecord): string {
-  const at = new Date(paused.at * 1000).toISOString()
-  return printable(`${paused.by} at ${at}${paused.note === undefined ? '' : ` ("${paused.note}")`}`)
+  const { by, at, note } = pauseView(paused)
+  return printable(`${by} at ${at}${note === undefined ? '' : ` ("${note}")`}`)
 }
 
 async function notFound(context: CommandContext, key: string): Promise<never> {

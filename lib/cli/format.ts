@@ -1,5 +1,7 @@
 import type { LockInfo } from '../core/lock-options.js'
 import type { HistoryEntry, LockRecord } from '../core/record.js'
+import { type PauseView, pauseView } from '../schedule/pause.js'
+import { isoFromSeconds } from '../schedule/time.js'
 import { printable } from './printable.js'
 
 /** One lock as the CLI shows it, in JSON as in tables. */
@@ -21,7 +23,7 @@ export interface LockView {
   /** Why no acquisition can take this record (see `LockInfo.blocked`). */
   readonly blocked?: string
   /** Set while the job is paused: who paused it, when (ISO 8601) and why. */
-  readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
+  readonly paused?: PauseView
   /** Failed runs in a row, when the record counts some. */
   readonly failures?: number
 }
@@ -46,12 +48,12 @@ export function viewOf(key: string, info: LockInfo, serverNow: number | undefine
     ...(!released &&
       serverNow !== undefined && { expiresInMs: Math.round(record.expires_at * 1000 - serverNow) }),
     ...(record.acquired_at !== undefined && {
-      acquiredAt: new Date(record.acquired_at * 1000).toISOString(),
+      acquiredAt: isoFromSeconds(record.acquired_at),
     }),
     ...(record.last_run !== undefined && { lastRun: record.last_run }),
     ...(info.blocked && { blocked: info.blocked }),
     ...(record.paused && {
-      paused: { ...record.paused, at: new Date(record.paused.at * 1000).toISOString() },
+      paused: pauseView(record.paused),
     }),
     ...(record.failures !== undefined && { failures: record.failures }),
   }
@@ -164,8 +166,8 @@ export function runViewsOf(record: LockRecord): RunView[] {
     token: entry.token,
     ...(entry.tick !== undefined && { tick: entry.tick }),
     owner: entry.owner,
-    started: new Date(entry.started * 1000).toISOString(),
-    ended: new Date(entry.ended * 1000).toISOString(),
+    started: isoFromSeconds(entry.started),
+    ended: isoFromSeconds(entry.ended),
     durationMs: Math.max(0, Math.round((entry.ended - entry.started) * 1000)),
     outcome: entry.outcome,
   }))

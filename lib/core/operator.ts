@@ -1,5 +1,6 @@
 import { ConflictReason, LockConflictError, LockOptionsError, LockStoreError } from './errors.js'
 import {
+  CLEARED_SCHEDULE,
   type EndedByOperatorRecord,
   type LockRecord,
   type PauseRecord,
@@ -165,7 +166,7 @@ export async function resume(session: StoreSession): Promise<ResumeResult | null
     if (!snapshot) return null
     const lifted = snapshot.record.paused
     if (lifted === undefined) return { record: snapshot.record, lifted }
-    const record = withSchedule(snapshot.record, { paused: null, failures: null, failed_run: null })
+    const record = withSchedule(snapshot.record, CLEARED_SCHEDULE)
     const landing = await operatorWrite(session, {
       record,
       etag: snapshot.etag,

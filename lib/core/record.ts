@@ -27,17 +27,24 @@ export interface PauseRecord {
 }
 
 /**
+ * The schedule control fields: the ones an operator may change under a live lease without
+ * ending it (pause, resume), named once here for every write, rebase and reset of them.
+ */
+export const OPERATOR_FIELDS = ['paused', 'failures', 'failed_run'] as const
+export type OperatorField = (typeof OPERATOR_FIELDS)[number]
+
+/**
  * Schedule control fields a write may set, or remove (`null`); `undefined` leaves one as it is.
  * Operators may change them under a live lease without taking it over (see `rebaseOnOperatorWrite`).
  */
-export interface ScheduleFields {
-  /** `LockRecord.paused`. */
-  readonly paused?: PauseRecord | null
-  /** `LockRecord.failures`. */
-  readonly failures?: number | null
-  /** `LockRecord.failed_run`. */
-  readonly failed_run?: number | null
+export type ScheduleFields = {
+  readonly [F in OperatorField]?: Exclude<LockRecord[F], undefined> | null
 }
+
+/** Every schedule control field removed: what `resume` writes (no pause, no count of failed runs). */
+export const CLEARED_SCHEDULE: ScheduleFields = Object.fromEntries(
+  OPERATOR_FIELDS.map((field) => [field, null]),
+)
 
 /**
  * The run that holds the lock, as its acquisition wrote it (`LockRecord.running`): its token and
@@ -402,9 +409,6 @@ export function serializeRecord(record: LockRecord): string {
   return JSON.stringify({ ...record, v })
 }
 
-/** Fields an operator may change under a live lease without ending it: pause, resume. */
-const OPERATOR_FIELDS = ['paused', 'failures', 'failed_run'] as const
-
 /** Sets, or (`null`) removes, the schedule control fields of `record`. */
 export function withSchedule(record: LockRecord, fields: ScheduleFields): LockRecord {
   const next: Record<string, unknown> = { ...record }
@@ -429,7 +433,8 @@ export function rebaseOnOperatorWrite(
   next: LockRecord,
 ): LockRecord | undefined {
   const rest = (record: LockRecord) => {
-    const { v: _v, paused: _p, failures: _f, failed_run: _r, ...others } = record
+    const others: Record<string, unknown> = { ...record }
+    for (const field of ['v', ...OPERATOR_FIELDS]) delete others[field]
     return canonical(others)
   }
   if (rest(base) !== rest(current)) return undefined

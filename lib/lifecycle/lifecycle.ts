@@ -8,6 +8,7 @@ import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
+import { isNewerTick, isTickDone, tickAgeMs, tickAheadMs, tickIdOf } from '../schedule/tick.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
 import type { InvocationContext } from './handler-context.js'
@@ -18,7 +19,6 @@ import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
 import { SingletonRun } from './run.js'
 import { lateSkipResult, pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
-import { isNewerTick, isTickDone, tickAgeMs, tickAheadMs, tickIdOf } from './tick.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
 export type RunStart =
@@ -151,17 +151,13 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const { paused } = record
     if (paused) {
       const result = pausedSkipResult(key, record, paused, tick)
-      report('info', `skipped: paused by ${result.pausedBy} at ${result.pausedAt}`, {
+      report('info', `skipped: paused by ${result.paused.by} at ${result.paused.at}`, {
         outcome: Outcome.Paused,
         key,
         token: record.token,
         ...(tick && { tick }),
         waitMs,
-        paused: {
-          by: result.pausedBy,
-          at: result.pausedAt,
-          ...(paused.note !== undefined && { note: paused.note }),
-        },
+        paused: result.paused,
       })
       return { status: 'skipped', result }
     }

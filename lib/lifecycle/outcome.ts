@@ -1,3 +1,4 @@
+import type { PauseView } from '../schedule/pause.js'
 /** What happened to one invocation, as logged and as passed to `onOutcome` (for metrics). */
 export const Outcome = {
   /** The lock was taken; the handler runs. */
@@ -46,7 +47,7 @@ export interface OutcomeEvent {
   /** How long the run held the lock, from acquisition to release: on `released`. */
   readonly heldMs?: number
   /** On `paused`: who paused the job, when (ISO 8601) and why. */
-  readonly paused?: { readonly by: string; readonly at: string; readonly note?: string }
+  readonly paused?: PauseView
   /** On `paused` when the job paused itself: its failed runs in a row. */
   readonly failures?: number
   /**

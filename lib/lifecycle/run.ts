@@ -4,7 +4,8 @@ import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
 import { RunOutcome } from '../core/record.js'
 import { watchLease } from '../core/watch.js'
-import { countFailures } from './failures.js'
+import { countFailures } from '../schedule/failures.js'
+import { pauseView } from '../schedule/pause.js'
 import type { SingletonHandle } from './handler-context.js'
 import type { RunTiming } from './lease-timing.js'
 import { Outcome } from './outcome.js'
@@ -174,7 +175,7 @@ export class SingletonRun {
             token: lease.record.token,
             owner: lease.owner,
             ...(tick && { tick }),
-            paused: { ...paused, at: new Date(paused.at * 1000).toISOString() },
+            paused: pauseView(paused),
             failures: counted.failures,
           })
         }

@@ -1,4 +1,6 @@
 import type { LockRecord, PauseRecord } from '../core/record.js'
+import { type PauseView, pauseView } from '../schedule/pause.js'
+import { isoFromSeconds } from '../schedule/time.js'
 
 export const SkipReason = {
   /** Another run holds the lock. */
@@ -48,12 +50,8 @@ export interface DuplicateSkipResult extends SkipResultBase {
 export interface PausedSkipResult extends SkipResultBase {
   /** `paused`. */
   readonly reason: typeof SkipReason.Paused
-  /** Who paused it: an operator, or a run of the job itself (`pauseAfterFailures`). */
-  readonly pausedBy: string
-  /** When it was paused, ISO 8601. */
-  readonly pausedAt: string
-  /** Why, as given with the pause. */
-  readonly note: string | undefined
+  /** Who paused it (an operator, or a run of the job itself: `pauseAfterFailures`), when and why. */
+  readonly paused: PauseView
   /** The owner in the record as read: the last run's (or the operator's, after `pause --now`). */
   readonly owner: string
   /** The record's fencing token. */
@@ -97,7 +95,7 @@ export function skipResult(
 ): SkipResult {
   const common = { skipped: true, key, owner: holder.owner, token: holder.token, tick } as const
   return reason === SkipReason.Held
-    ? { ...common, reason, until: new Date(holder.expires_at * 1000).toISOString() }
+    ? { ...common, reason, until: isoFromSeconds(holder.expires_at) }
     : { ...common, reason, until: undefined }
 }
 
@@ -113,21 +111,13 @@ export function pausedSkipResult(
     key,
     tick,
     reason: SkipReason.Paused,
-    ...pauseFields(paused),
+    paused: pauseView(paused),
     owner: record.owner,
     token: record.token,
     until: undefined,
   }
 }
 
-/** Who paused a job, when and why, as results and log lines say it. */
-export function pauseFields(paused: PauseRecord): {
-  pausedBy: string
-  pausedAt: string
-  note: string | undefined
-} {
-  return { pausedBy: paused.by, pausedAt: new Date(paused.at * 1000).toISOString(), note: paused.note }
-}
 /** The answer to a late tick: which lock and tick, how late, and the limit. */
 export function lateSkipResult(
   key: string,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Clock } from '../../lib/core/clock.js'
-import { tickAheadMs } from '../../lib/lifecycle/tick.js'
+import { tickAheadMs } from '../../lib/schedule/tick.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 

@@ -55,9 +55,11 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
         reason: 'paused',
         key: KEY,
         tick: '2026-11-21T03:00:00Z',
-        pausedBy: 'alice@ops',
-        pausedAt: new Date(record().paused.at * 1000).toISOString(),
-        note: 'migrating the table',
+        paused: {
+          by: 'alice@ops',
+          at: new Date(record().paused.at * 1000).toISOString(),
+          note: 'migrating the table',
+        },
         owner: record().owner,
         token: record().token,
         until: undefined,
@@ -69,14 +71,11 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       const again = { ...memory.requests }
       await invoke()
       expect(memory.requests).toEqual({ ...again, read: again.read + 1 }) // one read, nothing else
+      // One shape of a pause: the skipped run's result and the outcome say it alike.
       expect(outcomes.at(-1)).toMatchObject({
         outcome: 'paused',
         key: KEY,
-        paused: {
-          by: 'alice@ops',
-          at: (skipped as { pausedAt: string }).pausedAt,
-          note: 'migrating the table',
-        },
+        paused: (skipped as { paused: unknown }).paused,
       })
       expect(lines.at(-1)?.message).toMatch(/^skipped: paused by alice@ops at \d{4}-/)
       expect(lines.at(-1)?.fields).toMatchObject({
@@ -105,7 +104,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'released'])
       expect(record()).toMatchObject({ v: 2, expires_at: 0, paused: { note: 'after this one' } })
       // The release kept the pause: and the next run, on the same warm container, reads it.
-      expect(await invoke()).toMatchObject({ reason: 'paused', note: 'after this one' })
+      expect(await invoke()).toMatchObject({ reason: 'paused', paused: { note: 'after this one' } })
       await operator.resume()
       expect(await invoke()).toEqual({ ran: expect.any(Number) })
     })
@@ -162,7 +161,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       expect(await invoke()).toMatchObject({
         skipped: true,
         reason: 'paused',
-        note: expect.stringMatching(/^3 failed/),
+        paused: { note: expect.stringMatching(/^3 failed/) },
       })
       expect(runs()).toBe(3)
       await operator.resume()

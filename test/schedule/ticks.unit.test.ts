@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { isTickDone, tickIdOf } from '../../lib/extend.js'
 import { isSkipResult } from '../../lib/index.js'
-import { isNewerTick } from '../../lib/lifecycle/tick.js'
+import { isNewerTick } from '../../lib/schedule/tick.js'
+import { world } from '../lifecycle/world.js'
 import { schedulerEvent } from '../support/lambda-context.js'
-import { world } from './world.js'
 
 describe('tickIdOf', () => {
   it('reads the scheduledTime of the construct’s EventBridge Scheduler payload', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { LockRecord } from '../../lib/core/record.js'
 import { LockOptionsError, withSingleton } from '../../lib/index.js'
-import { countFailures } from '../../lib/lifecycle/failures.js'
 import { singleton } from '../../lib/middy/index.js'
+import { countFailures } from '../../lib/schedule/failures.js'
 
 const record: LockRecord = { v: 1, token: 9, run: 5, expires_at: 0, owner: 'job/5' }
 const failed = (
