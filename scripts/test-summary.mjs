@@ -27,7 +27,8 @@ if (typeof numPassedTests !== 'number' || typeof numFailedTests !== 'number') {
   console.error(`test-summary: ${path} holds no test counts`)
   process.exit(1)
 }
-console.log(
-  `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`,
-)
+const count = `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`
+// On both streams, last on each: a reader of the error stream alone sees the count too.
+console.error(count)
+console.log(count)
 if (numPassedTests === 0 || numFailedTests > 0) process.exit(1)
