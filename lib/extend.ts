@@ -10,6 +10,7 @@ export { type Clock, systemClock } from './core/clock.js'
 // Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
 // skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
 export type { RecordPatch } from './core/lease.js'
+export type { LeaseOptions } from './core/lock-options.js'
 export {
   type EndedByOperatorRecord,
   type HistoryEntry,

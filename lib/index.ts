@@ -22,13 +22,12 @@ export {
   LostReason,
 } from './core/errors.js'
 export { type KeepAliveOptions, keepAlive } from './core/heartbeat.js'
-export type { FencingTokenOptions, FencingTokenSource, Lease } from './core/lease.js'
+export type { Lease } from './core/lease.js'
 export { Lock } from './core/lock.js'
 export {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
-  type LeaseOptions,
   type LockOptions,
   type TryAcquireOptions,
 } from './core/lock-options.js'
