@@ -238,7 +238,7 @@ export async function readLocks(
   context: CommandContext<'list' | 'watch'>,
 ): Promise<(LockView | UnreadableView)[]> {
   const { opened, signal } = context
-  const keys = await opened.listKeys(context.line.prefix, { ...(signal && { signal }) })
+  const keys = await opened.store.listKeys(context.line.prefix, { ...(signal && { signal }) })
   const locks: (LockView | UnreadableView | undefined)[] = new Array(keys.length)
   let next = 0
   const worker = async () => {

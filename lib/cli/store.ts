@@ -2,7 +2,6 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { S3Client } from '@aws-sdk/client-s3'
 import { describe } from '../aws/send.js'
 import { LockStoreError } from '../core/errors.js'
-import type { ListKeysOptions } from '../core/store.js'
 import type { EtagQuoting } from '../s3/etag.js'
 import { ConfigurationError, LockNotFoundError, refusedCredentials } from './exit-codes.js'
 import { ObservedStore } from './observed-store.js'
@@ -32,8 +31,6 @@ export interface OpenStore {
   readonly store: ObservedStore
   /** Where a key lives, for messages: `s3://bucket/key`, `key in table T`. */
   where(key: string): string
-  /** Every key under `prefix`. */
-  listKeys(prefix: string, options?: ListKeysOptions): Promise<string[]>
   /**
    * Throws `LockNotFoundError` for a key the store read as absent, once sure it is: S3 answers
    * 403 for a missing key and for a key these credentials may not read alike, so it is listed.
@@ -85,7 +82,6 @@ async function openBucket(target: StoreTarget, clients: StoreClients, env: NodeJ
     client: s3,
     store,
     where: (key: string) => `s3://${bucket}/${key}`,
-    listKeys: (prefix: string, options?: ListKeysOptions) => store.listKeys(prefix, options),
     notFound: (key: string) => s3NotFound(store, bucket, key),
     close: () => {
       if (!clients.s3) s3.destroy()
@@ -118,7 +114,6 @@ async function openTable(target: StoreTarget, table: string, clients: StoreClien
     client,
     store,
     where,
-    listKeys: (prefix: string, options?: ListKeysOptions) => store.listKeys(prefix, options),
     notFound: async (key: string): Promise<never> => {
       throw new LockNotFoundError(`no lock ${where(key)} (partition key ${partitionKey})`, key)
     },

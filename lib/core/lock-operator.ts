@@ -1,12 +1,17 @@
-import { randomUUID } from 'node:crypto'
-import { hostname } from 'node:os'
-import { systemClock } from './clock.js'
-import { ConflictReason, LockConflictError, LockOptionsError } from './errors.js'
+import { ConflictReason, LockConflictError } from './errors.js'
 import { acquisitionRecord } from './holder-record.js'
-import { type BlockedReason, type LockInfo, type LockOptions, validateLockOptions } from './lock-options.js'
+import {
+  type BlockedReason,
+  defaultOwner,
+  type LockInfo,
+  type LockOptions,
+  validateLockOptions,
+  validateOwner,
+} from './lock-options.js'
 import {
   type ForceReleaseOptions,
   forceRelease,
+  OPERATOR_BUDGET_MS,
   type PauseOptions,
   type PauseResult,
   pause,
@@ -16,11 +21,8 @@ import {
   resume,
 } from './operator.js'
 import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
-import { type Snapshot, StoreSession } from './store-session.js'
+import { openSession, type Snapshot, type StoreSession } from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
-
-/** Budget for store retries of a read that is not tied to a lease. */
-const READ_BUDGET_MS = 10_000
 
 /**
  * What a `LockOperator` is made with: the job's store and key, who acts, and the job's lease
@@ -65,32 +67,23 @@ export class LockOperator {
 
   constructor(options: LockOperatorOptions) {
     validateLockOptions(options)
-    const { operator = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}` } = options
-    if (typeof operator !== 'string' || operator.length === 0 || operator.length > 1024) {
-      throw new LockOptionsError('operator must be a non-empty string of at most 1024 characters', {
-        key: options.key,
-      })
-    }
+    const operator = options.operator ?? defaultOwner()
+    validateOwner(operator, options.key, 'operator')
     this.key = options.key
     this.operator = operator
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.#historySize = options.historySize ?? 0
     const clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.#ttlMs, clockSkewMarginMs }, 'LockOperator', this.key)
-    this.#session = new StoreSession(
-      options.store,
-      this.key,
-      clockSkewMarginMs,
-      options.clock ?? systemClock,
-      options.retry ?? {},
-      options.random ?? Math.random,
-      options.trustLocalClock ?? false,
-    )
+    this.#session = openSession(options, this.key, clockSkewMarginMs)
   }
 
   /** Reads the lock without changing it; `null` when it was never taken. */
   async inspect(options: { signal?: AbortSignal } = {}): Promise<LockInfo | null> {
-    const { snapshot } = await this.#session.read(this.#session.clock.now() + READ_BUDGET_MS, options.signal)
+    const { snapshot } = await this.#session.read(
+      this.#session.clock.now() + OPERATOR_BUDGET_MS,
+      options.signal,
+    )
     if (!snapshot) return null
     const { record, etag } = snapshot
     const blocked = this.#blockedBy(snapshot)

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { BackoffOptions } from './backoff.js'
 import type { Clock } from './clock.js'
 import { type ConflictReason, LockOptionsError } from './errors.js'
@@ -176,10 +178,15 @@ export function validateLockOptions(options: LockOptions): void {
   }
 }
 
-export function validateOwner(owner: unknown, key: string): void {
+export function validateOwner(owner: unknown, key: string, what = 'owner'): void {
   if (typeof owner !== 'string' || owner.length === 0 || owner.length > 1024) {
-    throw new LockOptionsError('owner must be a non-empty string of at most 1024 characters', { key })
+    throw new LockOptionsError(`${what} must be a non-empty string of at most 1024 characters`, { key })
   }
+}
+
+/** Who acts when not told: this host and process, and a few random characters per instance. */
+export function defaultOwner(): string {
+  return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
 }
 
 /** Refuses a `historySize` that is not a whole number of runs, 0 or more. */

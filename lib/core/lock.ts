@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto'
-import { hostname } from 'node:os'
 import { backoffDelay } from './backoff.js'
-import { type Clock, systemClock } from './clock.js'
+import type { Clock } from './clock.js'
 import { WaitDeadline } from './deadline.js'
 import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
 import { acquisitionRecord } from './holder-record.js'
@@ -10,6 +8,7 @@ import {
   type AcquireOptions,
   AcquireStatus,
   type Acquisition,
+  defaultOwner,
   type LeaseOptions,
   type LockOptions,
   type TryAcquireOptions,
@@ -22,9 +21,10 @@ import { type LockStore, WriteStatus } from './store.js'
 import {
   contradicted,
   type OwnWrite,
+  openSession,
   type ReadOutcome,
   type Snapshot,
-  StoreSession,
+  type StoreSession,
 } from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 
@@ -56,20 +56,12 @@ export class Lock {
     validateLockOptions(options)
     this.key = options.key
     this.store = options.store
-    this.owner = options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+    this.owner = options.owner ?? defaultOwner()
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'Lock', this.key)
     this.#historySize = options.historySize ?? 0
-    this.#session = new StoreSession(
-      options.store,
-      this.key,
-      this.clockSkewMarginMs,
-      options.clock ?? systemClock,
-      options.retry ?? {},
-      options.random ?? Math.random,
-      options.trustLocalClock ?? false,
-    )
+    this.#session = openSession(options, this.key, this.clockSkewMarginMs)
   }
 
   /** The local clock this lock judges time with. */

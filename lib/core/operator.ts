@@ -15,8 +15,8 @@ import type { Snapshot, StoreSession } from './store-session.js'
 import { isFreeToTake } from './timing.js'
 import { isAheadOfClock, tokenAfter } from './token.js'
 
-/** Budget for store retries of an operator's call. */
-const OPERATOR_BUDGET_MS = 10_000
+/** Budget for store retries of an operator's call (`inspect` included). */
+export const OPERATOR_BUDGET_MS = 10_000
 
 /** How `forceRelease` frees a lock. */
 export interface ForceReleaseOptions {

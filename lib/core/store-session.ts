@@ -1,5 +1,5 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
-import type { Clock } from './clock.js'
+import { type Clock, systemClock } from './clock.js'
 import { ClockProber, nextProbeAt } from './clock-probe.js'
 import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
 import { type LockRecord, MAX_RECORD_BYTES, parseRecord } from './record.js'
@@ -57,6 +57,28 @@ export interface ReadOutcome {
 export interface OwnWrite {
   readonly record: LockRecord
   readonly etag: string
+}
+
+/** What a session is made with: what a `Lock` or a `LockOperator` is given for it. */
+export interface SessionOptions {
+  readonly store: LockStore
+  readonly clock?: Clock
+  readonly retry?: RetryOptions
+  readonly random?: () => number
+  readonly trustLocalClock?: boolean
+}
+
+/** The session of a `Lock` or a `LockOperator` on `key`, with the defaults both take. */
+export function openSession(options: SessionOptions, key: string, marginMs: number): StoreSession {
+  return new StoreSession(
+    options.store,
+    key,
+    marginMs,
+    options.clock ?? systemClock,
+    options.retry ?? {},
+    options.random ?? Math.random,
+    options.trustLocalClock ?? false,
+  )
 }
 
 /**
