@@ -1,5 +1,5 @@
 // Prints the closing count of the last `npm test` (reports/vitest/results.json) as one plain line,
-// 'tests: N passed, N failed, N skipped', so that whoever reads only the end of a CI log (after the
+// 'N passed, N failed, N skipped', with nothing before it, so that whoever reads only the end of a CI log (after the
 // simulator, the soak and Stryker have printed theirs) sees how many tests ran.
 import { existsSync, readFileSync } from 'node:fs'
 
@@ -27,7 +27,7 @@ if (typeof numPassedTests !== 'number' || typeof numFailedTests !== 'number') {
   console.error(`test-summary: ${path} holds no test counts`)
   process.exit(1)
 }
-const count = `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`
+const count = `${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`
 // On both streams, last on each: a reader of the error stream alone sees the count too.
 console.error(count)
 console.log(count)
