@@ -22,7 +22,7 @@ export const ExitCode = {
   Corrupted: 5,
   /** The AWS configuration is incomplete or refused: no region, no credentials, bad credentials. */
   Configuration: 6,
-  /** `exec`: another run holds the lock, and `--on-held fail` (or `wait`, the wait ran out) says to fail. */
+  /** `exec`: another run holds the lock, and `--on-held fail` says to fail (after `--wait`, when given). */
   Held: 7,
   /** `exec`: the lease was lost while the command ran; the command was stopped (SIGTERM, then SIGKILL). */
   Lost: 8,

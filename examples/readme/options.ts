@@ -12,7 +12,7 @@ export const handler = middy<TenantEvent, unknown, Error, SingletonContext>()
       key: (event) => `tenant-sync/${event.tenant}`, // one lock per tenant
       ttlMs: 30_000, // a crashed run frees the lock within 30 s...
       heartbeatMs: 10_000, // ...because a live one renews every 10 s
-      onHeld: 'throw', // LockHeldError: let the invoker retry later instead of skipping
+      onHeld: 'fail', // LockHeldError: let the invoker retry later instead of skipping
       waitMs: 2_000, // but first wait up to 2 s for the holder to finish
       metrics: { namespace: 'TenantSync' }, // CloudWatch EMF lines: Acquired, Held, Lost, WaitMs...
     }),

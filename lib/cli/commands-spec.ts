@@ -82,13 +82,13 @@ export const OPTIONS = {
   },
   'on-held': {
     type: 'string',
-    value: 'skip|wait|fail|replace',
-    help: 'exec: when another run holds the lock, exit 0 without running (skip, the default), wait up to --wait for it, exit 7 (fail), or take it from a run of an older --tick (replace)',
+    value: 'skip|fail|replace',
+    help: 'exec: when another run holds the lock (after --wait, when given), exit 0 without running (skip, the default), exit 7 (fail), or take it from a run of an older --tick (replace)',
   },
   wait: {
     type: 'string',
     value: 'DURATION',
-    help: 'exec: how long to wait for a held lock before --on-held applies (wait: then exit 7)',
+    help: 'exec: how long to wait for a held lock before --on-held applies',
   },
   tick: {
     type: 'string',
@@ -233,7 +233,7 @@ export const COMMANDS = {
   exec: {
     summary: 'run a command while holding the lock, its token in its environment',
     synopsis:
-      '--key KEY [--ttl DURATION] [--on-held skip|wait|fail|replace] [--wait DURATION] [--tick ID] [--max-tick-age DURATION] [--pause-after-failures N] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
+      '--key KEY [--ttl DURATION] [--on-held skip|fail|replace] [--wait DURATION] [--tick ID] [--max-tick-age DURATION] [--pause-after-failures N] [--kill-after DURATION] [--owner NAME] -- COMMAND [ARG...]',
     options: [
       ...STORE_OPTIONS,
       'key',

@@ -3,6 +3,9 @@ import { MAX_DURATION_MS, maxTickAgeProblem, pauseAfterFailuresProblem } from '.
 import { EXEC_DEFAULTS, ExecOnHeld, type ExecSettings } from '../exec/settings.js'
 import { UsageError } from './exit-codes.js'
 
+/** The former name of `--on-held fail` with `--wait`, still read. */
+const FORMER_WAIT = 'wait'
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }
 
 type Values = Readonly<Record<string, string | boolean | undefined>>
@@ -12,12 +15,14 @@ export function execLine(values: Values, argv: readonly string[]): ExecSettings 
   if (program === undefined || program === '')
     throw new UsageError('exec needs the command to run after "--"', 'exec')
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined)
-  const onHeld = text('on-held') ?? ExecOnHeld.Skip
-  if (!(Object.values(ExecOnHeld) as string[]).includes(onHeld))
-    throw new UsageError(`--on-held must be skip, wait, fail or replace, got "${onHeld}"`, 'exec')
+  const given = text('on-held') ?? ExecOnHeld.Skip
   const wait = text('wait')
-  if (onHeld === ExecOnHeld.Wait && wait === undefined)
+  // `wait` was `fail` with a --wait it required: one behaviour, one word, as the handler's onHeld.
+  if (given === FORMER_WAIT && wait === undefined)
     throw new UsageError('--on-held wait needs --wait DURATION: how long to wait at most', 'exec')
+  const onHeld = given === FORMER_WAIT ? ExecOnHeld.Fail : given
+  if (!(Object.values(ExecOnHeld) as string[]).includes(onHeld))
+    throw new UsageError(`--on-held must be skip, fail or replace, got "${given}"`, 'exec')
   const ttl = text('ttl')
   const killAfter = text('kill-after')
   const tick = text('tick')

@@ -14,7 +14,7 @@ const EXIT_CODE_LABELS: Record<keyof typeof ExitCode, string> = {
   Refused: 'nothing written: the lock is not in a state that allows it (see --force)',
   Corrupted: 'the object is not a lock record (see reset)',
   Configuration: "no region, no credentials, credentials refused, or the store's SDK not installed",
-  Held: 'exec: the lock is held and --on-held is fail (or wait, and the wait ran out); the command did not run',
+  Held: 'exec: the lock is held and --on-held is fail (after --wait, when given); the command did not run',
   Lost: 'exec: the lease was lost (or replaced by a newer tick) while the command ran; it was sent SIGTERM (then SIGKILL)',
   CannotRun: 'exec: the command could not be started',
   CommandNotFound: 'exec: no such command',

@@ -206,14 +206,12 @@ async function giveBackUnrun(
 /**
  * A tick that completed, a tick too old to run and a paused job are not to run: exit 0 whatever
  * `--on-held` says, as the middleware answers them (a scheduler must not retry them). A held
- * lock: `Held` to fail (or after a wait that ran out); otherwise exit 0 to skip, the holder doing
+ * lock: `Held` to fail (after `--wait`, when given); otherwise exit 0 to skip, the holder doing
  * the work (`replace` skips too when its tick is not newer).
  */
 function skipCode(result: SkipResult, settings: ExecSettings): ExitCode {
   if (result.reason !== SkipReason.Held) return ExitCode.Ok
-  return settings.onHeld === ExecOnHeld.Fail || settings.onHeld === ExecOnHeld.Wait
-    ? ExitCode.Held
-    : ExitCode.Ok
+  return settings.onHeld === ExecOnHeld.Fail ? ExitCode.Held : ExitCode.Ok
 }
 
 /** Says what cannot be promised here about a wrapper killed with SIGKILL; whether it said anything. */

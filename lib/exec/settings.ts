@@ -6,9 +6,10 @@ import { DEFAULT_TTL_MS } from '../core/timing.js'
 export const ExecOnHeld = {
   /** Exit 0 without running the command: another run is doing the work. */
   Skip: 'skip',
-  /** Wait up to `--wait` for the lock; exit 7 (`Held`) if it stays held. */
-  Wait: 'wait',
-  /** Exit 7 (`Held`) without running the command, so that whatever started it can retry. */
+  /**
+   * Exit 7 (`Held`) without running the command, so that whatever started it can retry; after
+   * waiting up to `--wait`, when given (`--on-held wait` is read as this, its former name).
+   */
   Fail: 'fail',
   /**
    * Take the lock from a run of an older `--tick` (its command gets SIGTERM at its wrapper's next

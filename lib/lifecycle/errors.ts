@@ -2,7 +2,7 @@ import { LockError } from '../core/errors.js'
 import type { LockRecord } from '../core/record.js'
 
 /**
- * Thrown by `singleton()` and `withSingleton()` with `onHeld: 'throw'` when another run holds the lock, so that the
+ * Thrown by `singleton()` and `withSingleton()` with `onHeld: 'fail'` when another run holds the lock, so that the
  * invoker (Lambda's async retries, a queue) tries again later.
  */
 export class LockHeldError extends LockError {

@@ -317,7 +317,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       ...(tick && { tick }),
       waitMs,
     })
-    if (this.#config.onHeld === OnHeld.Throw) {
+    if (this.#config.onHeld === OnHeld.Fail) {
       throw new LockHeldError(`Lock "${key}" is held by ${holder.owner}`, { key, holder })
     }
     return { status: 'skipped', result: skipResult(SkipReason.Held, key, holder, tick) }

@@ -26,7 +26,9 @@ import type { OutcomeEvent } from './outcome.js'
 export const OnHeld = {
   /** End the invocation early with a `SkipResult`, without running the handler. */
   Skip: 'skip',
-  /** Throw `LockHeldError`, so the invoker retries later. */
+  /** Fail the invocation with `LockHeldError`, so the invoker retries later (exec: exit 7). */
+  Fail: 'fail',
+  /** @deprecated The former name of `'fail'`, read as it. */
   Throw: 'throw',
   /**
    * When this invocation's tick is newer than the holder's, take the lock from it: the holder's
@@ -165,10 +167,11 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     fail('key must be a non-empty string or a function (event, context) => string')
   }
   if (store !== undefined && !isStore(store)) fail('store must be a LockStore (read, create, replace)')
-  const onHeld = options.onHeld ?? OnHeld.Skip
-  if (!Object.values(OnHeld).includes(onHeld)) {
-    fail(`onHeld must be 'skip', 'throw' or 'replace', got ${String(onHeld)}`)
+  const given = options.onHeld ?? OnHeld.Skip
+  if (!Object.values(OnHeld).includes(given)) {
+    fail(`onHeld must be 'skip', 'fail' or 'replace', got ${String(given)}`)
   }
+  const onHeld = given === OnHeld.Throw ? OnHeld.Fail : given
   // A run that may be replaced must hear of it while it runs: its lease is renewed, never held
   // silently to the invocation's end.
   const ttlMs = options.ttlMs ?? (onHeld === OnHeld.Replace ? DEFAULT_TTL_MS : undefined)

@@ -33,7 +33,7 @@ describe('exec on the command line', () => {
       '--ttl',
       '2m',
       '--on-held',
-      'wait',
+      'fail',
       '--wait',
       '90',
       '--tick',
@@ -50,7 +50,7 @@ describe('exec on the command line', () => {
     expect(line).toMatchObject({
       exec: {
         ttlMs: 120_000,
-        onHeld: 'wait',
+        onHeld: 'fail',
         waitMs: 90_000,
         tick: '2026-11-21T03:00:00Z',
         maxTickAgeMs: 600_000,
@@ -61,13 +61,18 @@ describe('exec on the command line', () => {
     expect(durationMs('1.5h', '--ttl')).toBe(5_400_000)
   })
 
+  it("reads --on-held wait, the former name of fail with --wait, as fail: one word for one behaviour, as the handler's onHeld", () => {
+    const line = parseCommandLine(['exec', ...store, '--on-held', 'wait', '--wait', '10m', '--', 'true'])
+    expect(line).toMatchObject({ exec: { onHeld: 'fail', waitMs: 600_000 } })
+  })
+
   it.each([
     [['exec', ...store], /needs the command to run after "--"/],
     [['exec', ...store, '--'], /needs the command to run after "--"/],
     [['exec', ...store, 'node', 'job.js'], /unexpected argument "node"/],
     [['exec', '--key', 'k', '--', 'true'], /give one of --bucket/],
     [['exec', '--bucket', 'b', '--', 'true'], /exec needs --key/],
-    [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, wait, fail or replace/],
+    [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, fail or replace/],
     [['exec', ...store, '--on-held', 'wait', '--', 'true'], /--on-held wait needs --wait/],
     [['exec', ...store, '--ttl', '10x', '--', 'true'], /--ttl must be a duration/],
     [['exec', ...store, '--kill-after', '-1', '--', 'true'], /--kill-after needs a value/],

@@ -135,16 +135,19 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
       expect(kinds()).toEqual(['acquired', 'released', 'acquired', 'released', 'acquired', 'released'])
     })
 
-    it("throws LockHeldError, naming the holder, with onHeld: 'throw'", async () => {
-      const { clock, wrap, context } = world(adapter)
-      const handler = wrap(async () => clock.sleep(5_000), { onHeld: 'throw' })
-      const first = handler({}, context({ requestId: 'first' }))
-      await clock.advance(1)
-      const error = await clock.run(handler({}, context())).catch((e: unknown) => e)
-      expect(error).toBeInstanceOf(LockHeldError)
-      expect((error as LockHeldError).holder.owner).toBe('nightly-report/first')
-      await clock.run(first)
-    })
+    it.each(['fail', 'throw'] as const)(
+      "fails the invocation with LockHeldError, naming the holder, with onHeld: '%s'",
+      async (onHeld) => {
+        const { clock, wrap, context } = world(adapter)
+        const handler = wrap(async () => clock.sleep(5_000), { onHeld })
+        const first = handler({}, context({ requestId: 'first' }))
+        await clock.advance(1)
+        const error = await clock.run(handler({}, context())).catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(LockHeldError)
+        expect((error as LockHeldError).holder.owner).toBe('nightly-report/first')
+        await clock.run(first)
+      },
+    )
 
     it('waits up to waitMs for the holder, then runs', async () => {
       const { clock, wrap, context } = world(adapter)

@@ -224,7 +224,7 @@ export function describeReplaceBehaviour(name: string, adapter: Adapter): void {
     it("refuses an onHeld it does not know, naming 'replace' among the choices", () => {
       expect(() => adapter(async () => 1, { onHeld: 'cancel' as 'skip' })).toThrow(LockOptionsError)
       expect(() => adapter(async () => 1, { onHeld: 'cancel' as 'skip' })).toThrow(
-        /'skip', 'throw' or 'replace'/,
+        /'skip', 'fail' or 'replace'/,
       )
     })
   })

@@ -443,8 +443,8 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
       ).rejects.toThrow(/Checkpoint state is .* bytes/)
     })
 
-    it("throws LockHeldError with onHeld: 'throw'", async () => {
-      const functionName = freshFunction('throw')
+    it("fails the invocation with LockHeldError with onHeld: 'fail'", async () => {
+      const functionName = freshFunction('fail')
       // The first run holds the lock from its start until the second invocation has returned.
       const started = gate()
       const second = countdown(1)
@@ -453,7 +453,7 @@ export function describeSingletonOnEngine(name: string, setup: () => Promise<Eng
           started.open()
           await second.passed()
         },
-        { onHeld: 'throw' },
+        { onHeld: 'fail' },
       )
       const first = handler({}, lambdaContext({ functionName }))
       await started.passed()

@@ -60,7 +60,8 @@ async function runOnce(
     argv: ['job.sh'],
     ttlMs: host.ttlMs,
     onHeld: host.onHeld,
-    waitMs: host.onHeld === ExecOnHeld.Wait ? world.random.int(0, 5_000) : 0,
+    // Fail at once, or after a wait (what `--on-held wait` was).
+    waitMs: host.onHeld === ExecOnHeld.Fail && world.random.chance(0.5) ? world.random.int(0, 5_000) : 0,
     tick: host.ticks ? run.tick : undefined,
     maxTickAgeMs: undefined,
     pauseAfterFailures: world.random.chance(0.2) ? 3 : undefined,

@@ -68,7 +68,7 @@ export function scenarioOf(seed: number): Scenario {
     core: some(3, () => ({ calls: random.pick([1, 1, 2, 3]), heartbeat: random.chance(0.5), ttlMs: ttl() })),
     exclusive: some(2, () => ({ ttlMs: ttl() })),
     functions: some(3, () => ({
-      onHeld: random.pick([OnHeld.Skip, OnHeld.Skip, OnHeld.Replace, OnHeld.Throw]),
+      onHeld: random.pick([OnHeld.Skip, OnHeld.Skip, OnHeld.Replace, OnHeld.Fail]),
       ttlMs: random.chance(0.5) ? ttl() : undefined,
       // Some invocations are long jobs (a minute), held to their deadline: what a replacer meets.
       timeoutMs: random.pick([4_000, 8_000, 15_000, 60_000]),
