@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { type Lease, Lock, silentLogger } from 'lambda-singleton'
+import { type Lease, Lock } from 'lambda-singleton'
 import { systemClock } from 'lambda-singleton/extend'
 import { type SingletonContext, singleton } from 'lambda-singleton/middy'
 import { leaseOf } from '../test/support/lease-of.js'
@@ -147,7 +147,7 @@ async function measureRun(targets: readonly BenchTarget[], rounds: number, measu
     targets.map((target) => [
       target,
       middy<unknown, unknown, Error, SingletonContext>()
-        .use(singleton({ store: target.store, logger: silentLogger }))
+        .use(singleton({ store: target.store, logger: false }))
         .handler(async () => 1),
     ]),
   )

@@ -52,7 +52,7 @@ export {
 } from './core/timing.js'
 export type { InvocationContext } from './lifecycle/handler-context.js'
 export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
-export { consoleLogger } from './lifecycle/logger.js'
+export { consoleLogger, silentLogger } from './lifecycle/logger.js'
 export type { SingletonRun } from './lifecycle/run.js'
 export type { SkipResultBase } from './lifecycle/skip.js'
 export { isTickDone, tickIdOf } from './schedule/tick.js'

@@ -40,7 +40,7 @@ export type {
   SingletonContext,
   SingletonHandle,
 } from './lifecycle/handler-context.js'
-export { type SingletonLogger, silentLogger } from './lifecycle/logger.js'
+export type { SingletonLogger } from './lifecycle/logger.js'
 export type { SingletonMetricsOptions } from './lifecycle/metrics.js'
 export { OnHeld, type SingletonOptions } from './lifecycle/options.js'
 export { Outcome, type OutcomeEvent } from './lifecycle/outcome.js'

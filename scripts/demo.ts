@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto'
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
-import { silentLogger } from 'lambda-singleton'
 import { isSkipResult, type SingletonContext, type SkipResult, singleton } from 'lambda-singleton/middy'
 import { FencedWriteRejectedError, fencedPut, S3Lock, S3LockStore } from 'lambda-singleton/s3'
 import { leaseOf } from '../test/support/lease-of.js'
@@ -29,7 +28,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // The job: a "nightly report" that takes a moment and writes its output fenced by its token.
 const handler = middy<unknown, { report: string; token: number } | SkipResult, Error, SingletonContext>()
-  .use(singleton({ store: new S3LockStore({ s3, bucket }), logger: silentLogger }))
+  .use(singleton({ store: new S3LockStore({ s3, bucket }), logger: false }))
   .handler(async (_event, context) => {
     const { tick } = context.singleton
     await sleep(300)

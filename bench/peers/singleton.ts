@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import middy from '@middy/core'
 import type { Context } from 'aws-lambda'
 import type { SingletonScheduleEvent } from 'lambda-singleton'
-import { SkipReason, silentLogger } from 'lambda-singleton'
+import { SkipReason } from 'lambda-singleton'
 import { DynamoDBLockStore } from 'lambda-singleton/dynamodb'
 import type { LockStore } from 'lambda-singleton/extend'
 import { isSkipResult, type SingletonContext, singleton } from 'lambda-singleton/middy'
@@ -73,7 +73,7 @@ function singletonContainer(
   let token: TokenRead = 'never'
   // No early timeout: a crash is a job that never ends, and Middy would end it gracefully.
   const handler = middy<SingletonScheduleEvent, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
-    .use(singleton({ store, logger: silentLogger })) // the lock key is locks/<function name>
+    .use(singleton({ store, logger: false })) // the lock key is locks/<function name>
     .handler(async (_event, context) => {
       if (token === 'at-once') await fencingToken(context.singleton)
       await job()

@@ -1,5 +1,5 @@
 // Unit tests of your own handler, without S3: an in-memory store.
-import { isSkipResult, type LambdaContext, silentLogger } from 'lambda-singleton'
+import { isSkipResult, type LambdaContext } from 'lambda-singleton'
 import { MemoryLockStore } from 'lambda-singleton/memory'
 import { describe, expect, it } from 'vitest'
 import { makeHandler } from './plain-handler.js'
@@ -13,7 +13,7 @@ const context = (requestId: string) =>
 
 describe('the report job', () => {
   it('runs once at a time, and each run gets a higher fencing token', async () => {
-    const handler = makeHandler({ store: new MemoryLockStore(), logger: silentLogger })
+    const handler = makeHandler({ store: new MemoryLockStore(), logger: false })
     // Two invocations at once: the second skips while the first holds the lock, or (this job
     // being instant) gets it once the first has released it; never both at once.
     const [a, b] = await Promise.all([

@@ -18,7 +18,7 @@ import {
 } from '../core/timing.js'
 import { environmentStoreKind } from './default-store.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
-import { consoleLogger, type SingletonLogger } from './logger.js'
+import { consoleLogger, type SingletonLogger, silentLogger } from './logger.js'
 import { type SingletonMetricsOptions, validateMetrics } from './metrics.js'
 import type { OutcomeEvent } from './outcome.js'
 
@@ -92,8 +92,8 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
    *   no limit
    */
   readonly maxTickAgeMs?: number
-  /** @default one JSON line per outcome on the console */
-  readonly logger?: SingletonLogger
+  /** `false` says nothing, as `metrics: false` writes no metric. @default one JSON line per outcome on the console */
+  readonly logger?: SingletonLogger | false
   /** Called once per outcome, e.g. to emit a metric. Must not throw. */
   readonly onOutcome?: (event: OutcomeEvent) => void
   /**
@@ -212,7 +212,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     clockSkewMarginMs,
     tickId: options.tickId,
     maxTickAgeMs,
-    logger: options.logger ?? consoleLogger,
+    logger: loggerOf(options.logger, fail),
     onOutcome: options.onOutcome,
     metrics: options.metrics,
     throwOnLost: options.throwOnLost ?? false,
@@ -254,4 +254,19 @@ function isStore(value: unknown): value is LockStore {
     typeof store.create === 'function' &&
     typeof store.replace === 'function'
   )
+}
+
+/** The logger a run writes to: the one given, none for `false` (`silentLogger`), else the console. */
+function loggerOf(
+  logger: SingletonLogger | false | undefined,
+  fail: (message: string) => never,
+): SingletonLogger {
+  if (logger === undefined) return consoleLogger
+  if (logger === false) return silentLogger
+  const isLogger =
+    typeof logger === 'object' &&
+    logger !== null &&
+    (['info', 'warn', 'error'] as const).every((level) => typeof logger[level] === 'function')
+  if (!isLogger) fail('logger must be a SingletonLogger (info, warn, error) or false')
+  return logger
 }

@@ -11,7 +11,6 @@ import {
   LockConfigurationError,
   LockError,
   LockStoreError,
-  silentLogger,
   withSingleton,
 } from '../../lib/index.js'
 import { classifyS3Error, S3ErrorKind } from '../../lib/s3/errors.js'
@@ -201,7 +200,7 @@ describe('a lock whose client has no region or no credentials', () => {
     const outcomes: string[] = []
     const handler = withSingleton(async () => expect.unreachable('the handler ran'), {
       store: new S3LockStore({ s3, bucket: 'locks' }),
-      logger: silentLogger,
+      logger: false,
       onOutcome: (event) => outcomes.push(event.outcome),
     })
     const error = await handler({}, lambdaContext()).catch((e: unknown) => e)

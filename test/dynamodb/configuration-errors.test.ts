@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import { Lock, LockConfigurationError, silentLogger, withSingleton } from '../../lib/index.js'
+import { Lock, LockConfigurationError, withSingleton } from '../../lib/index.js'
 import { singleton } from '../../lib/middy/index.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext } from '../support/lambda-context.js'
@@ -84,7 +84,7 @@ describe('DynamoDB with an access key the engine refuses, on DynamoDB Local', ()
     const outcomes: string[] = []
     const handler = withSingleton(async () => expect.unreachable('the handler ran'), {
       store,
-      logger: silentLogger,
+      logger: false,
       onOutcome: (event) => outcomes.push(event.outcome),
     })
     await refusal(handler({}, lambdaContext({ functionName: 'with-singleton' })))
@@ -96,7 +96,7 @@ describe('DynamoDB with an access key the engine refuses, on DynamoDB Local', ()
   it('fails an invocation behind the middleware at once, without running the handler', async () => {
     const { refused, requests, store } = refusedClient()
     const handler = middy()
-      .use(singleton({ store, logger: silentLogger }))
+      .use(singleton({ store, logger: false }))
       .handler(async () => expect.unreachable('the handler ran'))
     await refusal(handler({}, lambdaContext({ functionName: 'middleware' })))
     expect(requests.total()).toBe(1)

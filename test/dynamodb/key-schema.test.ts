@@ -2,13 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import {
-  ConfigurationReason,
-  Lock,
-  LockConfigurationError,
-  silentLogger,
-  withSingleton,
-} from '../../lib/index.js'
+import { ConfigurationReason, Lock, LockConfigurationError, withSingleton } from '../../lib/index.js'
 import { cliIn } from '../support/cli.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext } from '../support/lambda-context.js'
@@ -62,7 +56,7 @@ describe('a lock table whose partition key is not the one the store was given, o
       async () => {
         ran = true
       },
-      { store: new DynamoDBLockStore({ client, tableName }), key: 'nightly-report', logger: silentLogger },
+      { store: new DynamoDBLockStore({ client, tableName }), key: 'nightly-report', logger: false },
     )
     await keySchemaError(handler({}, lambdaContext()))
     expect(ran).toBe(false)

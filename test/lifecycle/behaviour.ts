@@ -12,7 +12,6 @@ import {
   type SingletonContext,
   type SingletonOptions,
   type SkipResult,
-  silentLogger,
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { type LambdaContextOptions, lambdaContext, schedulerEvent } from '../support/lambda-context.js'
@@ -39,7 +38,7 @@ function world(adapter: Adapter) {
     adapter(body, {
       store: memory,
       clock,
-      logger: silentLogger,
+      logger: false,
       onOutcome: (event) => outcomes.push(event),
       ...options,
     })
@@ -369,12 +368,12 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
           })
           await clock.sleep(60_000)
         },
-        { store: flaky, clock, logger: silentLogger, onOutcome: (o) => outcomes.push(o), ...options },
+        { store: flaky, clock, logger: false, onOutcome: (o) => outcomes.push(o), ...options },
       )
       const contender = adapter(async () => clock.now(), {
         store: memory,
         clock,
-        logger: silentLogger,
+        logger: false,
         ...options,
       })
       const run = holder({}, context())
@@ -466,7 +465,7 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         const { clock, context, outcomes } = world(adapter)
         const handler = adapter(async () => 'ran', {
           clock,
-          logger: silentLogger,
+          logger: false,
           onOutcome: (o) => outcomes.push(o),
         })
         const error = await clock.run(handler({}, context())).catch((e: unknown) => e)

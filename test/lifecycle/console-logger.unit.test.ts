@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { consoleLogger } from '../../lib/extend.js'
-import { silentLogger } from '../../lib/index.js'
+import { consoleLogger, silentLogger } from '../../lib/extend.js'
+import { withSingleton } from '../../lib/index.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
+import { lambdaContext } from '../support/lambda-context.js'
 
 describe('consoleLogger', () => {
   afterEach(() => {
@@ -49,5 +51,31 @@ describe('silentLogger', () => {
     silentLogger.error('m', {})
     expect(writes.every((write) => write.mock.calls.length === 0)).toBe(true)
     vi.restoreAllMocks()
+  })
+})
+
+describe('logger: false', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('says nothing on the console, as metrics: false writes no metric, and the run goes on', async () => {
+    const writes = (['log', 'info', 'warn', 'error'] as const).map((method) =>
+      vi.spyOn(console, method).mockImplementation(() => undefined),
+    )
+    const handler = withSingleton(async () => 'ran', {
+      store: new MemoryLockStore(),
+      key: 'quiet',
+      logger: false,
+      metrics: false,
+    })
+    expect(await handler({}, lambdaContext())).toBe('ran')
+    for (const write of writes) expect(write).not.toHaveBeenCalled()
+  })
+
+  it('refuses a logger that is neither a logger nor false', () => {
+    expect(() =>
+      withSingleton(async () => 1, { store: new MemoryLockStore(), logger: true as unknown as false }),
+    ).toThrow(/logger must be a SingletonLogger \(info, warn, error\) or false/)
   })
 })

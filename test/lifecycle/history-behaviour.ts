@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { LockOperator } from '../../lib/core/lock-operator.js'
-import { Lock, type SingletonOptions, silentLogger } from '../../lib/index.js'
+import { Lock, type SingletonOptions } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -19,7 +19,7 @@ function world(adapter: Adapter, options: SingletonOptions = {}) {
       if (fail) throw new Error('the run failed')
       return 'done'
     },
-    { store: memory, clock, logger: silentLogger, ...options },
+    { store: memory, clock, logger: false, ...options },
   )
   const invoke = (event: object = {}, requestId?: string) =>
     clock.run(handler(event, lambdaContext({ clock, ...(requestId && { requestId }) })))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { LockOperator } from '../../lib/core/lock-operator.js'
-import { type OutcomeEvent, type SingletonOptions, silentLogger } from '../../lib/index.js'
+import { silentLogger } from '../../lib/extend.js'
+import type { OutcomeEvent, SingletonOptions } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'

@@ -5,7 +5,6 @@ import {
   LockOptionsError,
   type OutcomeEvent,
   type SingletonOptions,
-  silentLogger,
 } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
@@ -59,7 +58,7 @@ function world(adapter: Adapter, options: SingletonOptions = {}, first: Singleto
       {
         store: memory,
         clock,
-        logger: silentLogger,
+        logger: false,
         onOutcome: (event) => outcomes.push(event),
         metrics: { write: (line) => emf.push(line) },
         onHeld: 'replace',

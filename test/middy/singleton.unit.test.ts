@@ -1,6 +1,6 @@
 import middy from '@middy/core'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { LockOptionsError, silentLogger } from '../../lib/index.js'
+import { LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import {
   type SingletonContext,
@@ -103,7 +103,7 @@ describe('singleton() and Middy', () => {
     const outcomes: string[] = []
     let runs = 0
     const handler = middy<unknown, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
-      .use(singleton({ store, clock, logger: silentLogger, onOutcome: (o) => outcomes.push(o.outcome) }))
+      .use(singleton({ store, clock, logger: false, onOutcome: (o) => outcomes.push(o.outcome) }))
       // Used after singleton(), this ends some requests early: Middy then skips singleton's after.
       .use({
         before: (request) => ((request.event as { early?: boolean }).early ? 'ended early' : undefined),
@@ -133,7 +133,7 @@ describe('singleton() and Middy', () => {
           request.internal['powertools-for-aws.metrics'] = async () => flushed.push('metrics')
         },
       })
-      .use(singleton({ store, clock, logger: silentLogger }))
+      .use(singleton({ store, clock, logger: false }))
       .handler(async () => clock.sleep(1_000).then(() => 'ran'))
     const [a, b] = await clock.run(
       Promise.all([handler({}, lambdaContext({ clock })), handler({}, lambdaContext({ clock }))]),

@@ -2,7 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import middy from '@middy/core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { LockStore } from '../../lib/extend.js'
-import { LockConfigurationError, silentLogger, withSingleton } from '../../lib/index.js'
+import { LockConfigurationError, withSingleton } from '../../lib/index.js'
 import { singleton } from '../../lib/middy/index.js'
 import { S3Lock, S3LockStore } from '../../lib/s3/index.js'
 import { lambdaContext } from '../support/lambda-context.js'
@@ -83,7 +83,7 @@ describe.each(REFUSALS)('S3 with %s (%s), on a real engine', (_, code, credentia
     const outcomes: string[] = []
     const handler = withSingleton(async () => expect.unreachable('the handler ran'), {
       store: new S3LockStore({ s3: client, bucket }),
-      logger: silentLogger,
+      logger: false,
       onOutcome: (event) => outcomes.push(event.outcome),
     })
     await refusal(handler({}, lambdaContext({ functionName: `with-singleton-${code}` })), code)
@@ -96,7 +96,7 @@ describe.each(REFUSALS)('S3 with %s (%s), on a real engine', (_, code, credentia
     const { client, requests } = refusedClient(credentials())
     const store: LockStore = new S3LockStore({ s3: client, bucket })
     const handler = middy()
-      .use(singleton({ store, logger: silentLogger }))
+      .use(singleton({ store, logger: false }))
       .handler(async () => expect.unreachable('the handler ran'))
     await refusal(handler({}, lambdaContext({ functionName: `middleware-${code}` })), code)
     expect(requests.total()).toBe(1)
