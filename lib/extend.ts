@@ -10,7 +10,7 @@ export { type Clock, systemClock } from './core/clock.js'
 // Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
 // skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
 export type { RecordPatch } from './core/lease.js'
-export type { LeaseOptions } from './core/lock-options.js'
+export type { LeaseOptions, RunRecorder } from './core/lock-options.js'
 export {
   type EndedByOperatorRecord,
   type HistoryEntry,
@@ -55,4 +55,5 @@ export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
 export { consoleLogger, silentLogger } from './lifecycle/logger.js'
 export type { SingletonRun } from './lifecycle/run.js'
 export type { SkipResultBase } from './lifecycle/skip.js'
+export { keepHistory } from './schedule/history.js'
 export { isTickDone, tickIdOf } from './schedule/tick.js'

@@ -1,11 +1,5 @@
-import {
-  type LockRecord,
-  nextRun,
-  RECORD_VERSION,
-  RunOutcome,
-  withHistory,
-  withinRecordSize,
-} from './record.js'
+import type { RunRecorder } from './lock-options.js'
+import { type LockRecord, nextRun, RECORD_VERSION, RunOutcome, withinRecordSize } from './record.js'
 import type { LeaseTerm } from './timing.js'
 
 /**
@@ -21,8 +15,8 @@ export interface AcquisitionFields {
   readonly watchMs?: number | undefined
   /** `previous` is held by a live run that this acquisition replaces (`onHeld: 'replace'`). */
   readonly replacing?: boolean
-  /** Runs kept in `history`. @default 0 */
-  readonly historySize?: number
+  /** What the record keeps of the run this acquisition ends, if any (`LockOptions.recordRun`). */
+  readonly recordRun?: RunRecorder | undefined
 }
 
 /**
@@ -66,17 +60,45 @@ export function acquisitionRecord(
     owner: previous.owner,
   }
   const replaced = fields.replacing ? { ...record, replaced: { ...ended, at: acquiredAt } } : record
-  const recorded = withHistory(
-    replaced,
-    {
-      ...ended,
-      started: previous.acquired_at ?? previous.expires_at,
-      ended: fields.replacing ? acquiredAt : previous.expires_at,
-      outcome: fields.replacing ? RunOutcome.Replaced : RunOutcome.Abandoned,
-    },
-    fields.historySize ?? 0,
-  )
+  const recorded = withRunRecorded(replaced, fields.recordRun, {
+    ...ended,
+    started: previous.acquired_at ?? previous.expires_at,
+    ended: fields.replacing ? acquiredAt : previous.expires_at,
+    outcome: fields.replacing ? RunOutcome.Replaced : RunOutcome.Abandoned,
+  })
   return withinRecordSize(recorded)
+}
+
+/** The fields of a record that make its lease: the lock's own, which no run recorder changes. */
+const LEASE_FIELDS = [
+  'v',
+  'token',
+  'run',
+  'expires_at',
+  'owner',
+  'acquired_at',
+  'ttl_ms',
+  'running',
+  'replaced',
+] as const
+
+/**
+ * `record` with the run it ends kept as `recordRun` says (nothing without one), and its lease as
+ * it was: the lease's fields are written after the recorder's answer, so a job's recorder can
+ * add to the record but never change whose lease it is, its token or its term.
+ */
+export function withRunRecorded(
+  record: LockRecord,
+  recordRun: RunRecorder | undefined,
+  run: Parameters<RunRecorder>[1],
+): LockRecord {
+  if (!recordRun) return record
+  const recorded: Record<string, unknown> = { ...recordRun(record, run) }
+  for (const field of LEASE_FIELDS) {
+    if (record[field] === undefined) delete recorded[field]
+    else recorded[field] = record[field]
+  }
+  return recorded as unknown as LockRecord
 }
 
 /**

@@ -1,5 +1,6 @@
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
-import { withoutRunning } from './holder-record.js'
+import { withoutRunning, withRunRecorded } from './holder-record.js'
+import type { RunRecorder } from './lock-options.js'
 import {
   type JsonValue,
   type LockRecord,
@@ -10,7 +11,6 @@ import {
   rebaseOnOperatorWrite,
   type ScheduleFields,
   serializeRecord,
-  withHistory,
   withinRecordSize,
   withSchedule,
 } from './record.js'
@@ -35,7 +35,7 @@ export interface RecordPatch {
   readonly schedule?: ScheduleFields
   /**
    * How the run ended, for the record's `history` (only `release` records it, and only when the
-   * lock keeps a history: `historySize`). With `tick`, the tick it ran for.
+   * lock keeps its runs: `LockOptions.recordRun`). With `tick`, the tick it ran for.
    */
   readonly outcome?: typeof RunOutcome.Completed | typeof RunOutcome.Failed
   /** The tick the run was for, kept in its `history` entry (`outcome`). */
@@ -89,7 +89,7 @@ export class Lease {
   #queue: Promise<unknown> = Promise.resolve()
   #cancelWatchdog: () => void = () => {}
   readonly #session: StoreSession
-  readonly #historySize: number
+  readonly #recordRun: RunRecorder | undefined
 
   /** @internal Made by `Lock.tryAcquire`. */
   constructor(
@@ -98,10 +98,10 @@ export class Lease {
     etag: string,
     deadline: number,
     ttlMs: number,
-    historySize = 0,
+    recordRun?: RunRecorder,
   ) {
     this.#session = session
-    this.#historySize = historySize
+    this.#recordRun = recordRun
     this.key = session.key
     this.#token = record.token
     this.owner = record.owner
@@ -278,22 +278,18 @@ export class Lease {
     if (result?.status === WriteStatus.Written) this.#session.remember(record, result.etag)
   }
 
-  /** `record` with this run in its history, ending now by the store's clock (when history is kept). */
+  /** `record` with this run, ending now by the store's clock, as the lock's run recorder keeps it. */
   #withRun(record: LockRecord, outcome: RunOutcome, tick: string | undefined): LockRecord {
-    if (this.#historySize <= 0) return record
+    if (!this.#recordRun) return record
     const ended = Math.round(this.#session.serverTime().mid) / 1000
-    return withHistory(
-      record,
-      {
-        token: this.#token,
-        ...(tick !== undefined && { tick }),
-        owner: this.owner,
-        started: this.#record.acquired_at ?? ended,
-        ended,
-        outcome,
-      },
-      this.#historySize,
-    )
+    return withRunRecorded(record, this.#recordRun, {
+      token: this.#token,
+      ...(tick !== undefined && { tick }),
+      owner: this.owner,
+      started: this.#record.acquired_at ?? ended,
+      ended,
+      outcome,
+    })
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {

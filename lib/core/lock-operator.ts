@@ -37,7 +37,7 @@ export interface LockOperatorOptions
     | 'clockSkewMarginMs'
     | 'retry'
     | 'trustLocalClock'
-    | 'historySize'
+    | 'recordRun'
     | 'clock'
     | 'random'
   > {
@@ -62,7 +62,7 @@ export class LockOperator {
   /** Who acts (`LockOperatorOptions.operator`). */
   readonly operator: string
   readonly #ttlMs: number
-  readonly #historySize: number
+  readonly #recordRun: LockOptions['recordRun']
   readonly #session: StoreSession
 
   constructor(options: LockOperatorOptions) {
@@ -72,7 +72,7 @@ export class LockOperator {
     this.key = options.key
     this.operator = operator
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
-    this.#historySize = options.historySize ?? 0
+    this.#recordRun = options.recordRun
     const clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.#ttlMs, clockSkewMarginMs }, 'LockOperator', this.key)
     this.#session = openSession(options, this.key, clockSkewMarginMs)
@@ -105,9 +105,7 @@ export class LockOperator {
     try {
       const token = this.#session.nextToken(snapshot.record.token)
       const term = this.#session.termFromToken(token, this.#ttlMs)
-      next = acquisitionRecord(snapshot.record, this.operator, token, term, {
-        historySize: this.#historySize,
-      })
+      next = acquisitionRecord(snapshot.record, this.operator, token, term, { recordRun: this.#recordRun })
     } catch (error) {
       if (
         error instanceof LockConflictError &&

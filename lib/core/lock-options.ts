@@ -4,11 +4,17 @@ import type { BackoffOptions } from './backoff.js'
 import type { Clock } from './clock.js'
 import { type ConflictReason, LockOptionsError } from './errors.js'
 import type { Lease } from './lease.js'
-import type { LockRecord } from './record.js'
+import type { HistoryEntry, LockRecord } from './record.js'
 import type { LockStore } from './store.js'
 import type { RetryOptions } from './store-session.js'
 
 /** What a `Lock` is made with, what its calls take, and what they answer. */
+
+/**
+ * What a job keeps in its lock's record of a run that a write ends (`LockOptions.recordRun`):
+ * `record` is what the write carries, `run` the run it ends; the answer is written instead.
+ */
+export type RunRecorder = (record: LockRecord, run: HistoryEntry) => LockRecord
 
 export interface LockOptions {
   /** Where lock records live. */
@@ -40,13 +46,14 @@ export interface LockOptions {
    */
   readonly trustLocalClock?: boolean
   /**
-   * Keep the last this many runs in the record's `history`: a release given an `outcome` adds
-   * its run, and an acquisition that takes over a lease never released adds that run as
-   * `abandoned`, each within the write it makes anyway. 0 writes none (an existing history is
-   * left as it is). The run lifecycle (`singleton()`, `withSingleton()`, `exec`) keeps 10.
-   * @default 0
+   * What the record keeps of each run that one of this lock's writes ends: a release given an
+   * `outcome`, the free of a lease that ran out, an acquisition over a lease never released
+   * (`abandoned`) or taken from a live run (`replaced`). Called on the record that write carries,
+   * with no request added; the lease's own fields are written after it, so it cannot change
+   * them. The run lifecycle (`singleton()`, `withSingleton()`, `exec`) keeps the last 10 runs in
+   * `history` (`keepHistory` on `/extend`). @default none: nothing is kept
    */
-  readonly historySize?: number
+  readonly recordRun?: RunRecorder
   /** Local clock, for tests. @default the system clock */
   readonly clock?: Clock
   /** Source of jitter, for tests. @default Math.random */
@@ -172,7 +179,9 @@ export function validateLockOptions(options: LockOptions): void {
   if (!options.store) fail('store is required')
   const { owner, retry } = options
   if (owner !== undefined) validateOwner(owner, options.key)
-  validateHistorySize(options.historySize, 'historySize', fail)
+  if (options.recordRun !== undefined && typeof options.recordRun !== 'function') {
+    fail('recordRun must be a function (record, run) => record')
+  }
   if (retry?.attempts !== undefined && (!Number.isSafeInteger(retry.attempts) || retry.attempts < 1)) {
     fail(`retry.attempts must be an integer >= 1, got ${retry.attempts}`)
   }
@@ -188,16 +197,3 @@ export function validateOwner(owner: unknown, key: string, what = 'owner'): void
 export function defaultOwner(): string {
   return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
 }
-
-/** Refuses a `historySize` that is not a whole number of runs, 0 or more. */
-export function validateHistorySize(value: unknown, what: string, fail: (message: string) => never): void {
-  if (value === undefined) return
-  if (!(Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_HISTORY_SIZE)) {
-    fail(
-      `${what} must be a whole number of runs from 0 to ${MAX_HISTORY_SIZE}, got ${JSON.stringify(value) ?? String(value)}`,
-    )
-  }
-}
-
-/** The most runs a record's `history` may keep (each is a few hundred bytes of a 64 KiB record). */
-export const MAX_HISTORY_SIZE = 100

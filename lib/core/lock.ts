@@ -11,6 +11,7 @@ import {
   defaultOwner,
   type LeaseOptions,
   type LockOptions,
+  type RunRecorder,
   type TryAcquireOptions,
   validateLockOptions,
   validateOwner,
@@ -46,7 +47,7 @@ export class Lock {
   readonly ttlMs: number
   readonly clockSkewMarginMs: number
   readonly #session: StoreSession
-  readonly #historySize: number
+  readonly #recordRun: RunRecorder | undefined
   /** Leases this instance handed out, so it never takes one over from itself while it is live. */
   readonly #issued = new Set<Lease>()
   /** Each owner's acquisition under way here, which the owner's next call waits for. */
@@ -60,7 +61,7 @@ export class Lock {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS
     validateTiming({ ttlMs: this.ttlMs, clockSkewMarginMs: this.clockSkewMarginMs }, 'Lock', this.key)
-    this.#historySize = options.historySize ?? 0
+    this.#recordRun = options.recordRun
     this.#session = openSession(options, this.key, this.clockSkewMarginMs)
   }
 
@@ -225,7 +226,7 @@ export class Lock {
         tick: options.tick,
         watchMs: options.watchMs,
         replacing,
-        historySize: this.#historySize,
+        recordRun: this.#recordRun,
       })
       const result = await session.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
 
@@ -306,7 +307,7 @@ export class Lock {
     session.remember(record, etag)
     // Its end by what we know now.
     const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
-    const lease = new Lease(session, record, etag, deadline, ttlMs, this.#historySize)
+    const lease = new Lease(session, record, etag, deadline, ttlMs, this.#recordRun)
     this.#issued.add(lease)
     return lease
   }

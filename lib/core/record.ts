@@ -207,29 +207,6 @@ export interface HistoryEntry {
   readonly [field: string]: unknown
 }
 
-/** How many runs `history` keeps by default, in the run lifecycle. */
-export const DEFAULT_HISTORY_SIZE = 10
-
-/**
- * Room a history trim leaves under `MAX_RECORD_BYTES` for what the next ordinary write adds: an
- * acquisition's `running` and counters, an owner a few hundred bytes longer than the last, and
- * the entry of a run it finds abandoned. The largest checkpoint still leaves room for ten ordinary
- * runs beside it. A write that adds more (owners near their 1024-character limit, long ticks) is
- * fitted by the write itself (`withinRecordSize`), never refused because of history.
- */
-export const HISTORY_HEADROOM_BYTES = 1024
-
-/**
- * `record` with `entry` appended to its history, keeping the last `keep` entries, and fewer if
- * need be so that the record stays `HISTORY_HEADROOM_BYTES` within `MAX_RECORD_BYTES`: the oldest
- * go first, down to none. `keep` 0 leaves it as it is.
- */
-export function withHistory(record: LockRecord, entry: HistoryEntry, keep: number): LockRecord {
-  if (keep <= 0) return record
-  const history = [...(record.history ?? []), entry].slice(-keep)
-  return withinRecordSize({ ...record, history }, MAX_RECORD_BYTES - HISTORY_HEADROOM_BYTES)
-}
-
 /**
  * `record` with the oldest history entries dropped, down to none, until it is at most `limit`
  * bytes as stored; the same record when it fits. Every holder's write goes through it, so history

@@ -8,6 +8,7 @@ import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
+import { keepHistory } from '../schedule/history.js'
 import { isNewerTick, isTickDone, tickAgeMs, tickAheadMs, tickIdOf } from '../schedule/tick.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
@@ -356,7 +357,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         store,
         key,
         clockSkewMarginMs: this.#config.clockSkewMarginMs,
-        historySize: this.#config.historySize,
+        recordRun: keepHistory(this.#config.historySize),
         clock: this.#clock,
       })
       this.#locks.set(key, lock)

@@ -7,8 +7,6 @@ import {
 } from '../config.js'
 import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
-import { validateHistorySize } from '../core/lock-options.js'
-import { DEFAULT_HISTORY_SIZE } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
 import {
   DEFAULT_CLOCK_SKEW_MARGIN_MS,
@@ -16,6 +14,7 @@ import {
   defaultHeartbeatMs,
   validateTiming,
 } from '../core/timing.js'
+import { DEFAULT_HISTORY_SIZE, validateHistorySize } from '../schedule/history.js'
 import { environmentStoreKind } from './default-store.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
 import { consoleLogger, type SingletonLogger, silentLogger } from './logger.js'

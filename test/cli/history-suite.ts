@@ -2,13 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { Lock } from '../../lib/index.js'
+import { keepHistory } from '../../lib/schedule/history.js'
 import type { CliEngine } from '../support/cli-engines.js'
 import { leaseOf } from '../support/lease-of.js'
 
 /** `lambda-singleton history` against a real engine, run as the program operators run. */
 export function historySuite(engine: () => CliEngine): void {
   const lock = (key: string, owner: string, ttlMs = 600_000) =>
-    new Lock({ store: engine().store(), key, owner, ttlMs, clockSkewMarginMs: 500, historySize: 10 })
+    new Lock({
+      store: engine().store(),
+      key,
+      owner,
+      ttlMs,
+      clockSkewMarginMs: 500,
+      recordRun: keepHistory(10),
+    })
 
   it('prints the runs the record keeps: completed, failed and abandoned, oldest first, as a table and as JSON', async () => {
     const { program, cli, stored } = engine()

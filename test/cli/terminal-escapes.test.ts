@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
 import { S3Lock } from '../../lib/s3/index.js'
+import { keepHistory } from '../../lib/schedule/history.js'
 import { cliIn } from '../support/cli.js'
 import { leaseOf } from '../support/lease-of.js'
 import { freshBucket, getRecord, putRaw, testS3Client } from '../support/s3.js'
@@ -42,7 +43,7 @@ function activeIn(text: string): string[] {
  * with a forged owner, a tick and a pause note with escapes, and a run in its history.
  */
 async function forgedLock(key: string): Promise<Record<string, unknown>> {
-  await leaseOf(new S3Lock({ s3, bucket, key, ttlMs: 600_000, historySize: 10 }).tryAcquire())
+  await leaseOf(new S3Lock({ s3, bucket, key, ttlMs: 600_000, recordRun: keepHistory(10) }).tryAcquire())
   const record = await getRecord(s3, bucket, key)
   const forged = {
     ...record,

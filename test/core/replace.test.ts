@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { acquisitionRecord, runningTick } from '../../lib/core/holder-record.js'
 import { type LockRecord, parseRecord } from '../../lib/core/record.js'
 import { LockCorruptedError, LockLostError } from '../../lib/index.js'
+import { keepHistory } from '../../lib/schedule/history.js'
 import { leaseOf } from '../support/lease-of.js'
 import { simLocks } from '../support/sim-locks.js'
 
@@ -9,7 +10,7 @@ const KEY = 'jobs/replace'
 const OLD_TICK = '2026-11-25T03:00:00Z'
 const NEW_TICK = '2026-11-25T03:05:00Z'
 
-const setup = () => simLocks(KEY, { historySize: 10 })
+const setup = () => simLocks(KEY, { recordRun: keepHistory(10) })
 
 /** Replace a holder whose record says it runs an older tick than `tick` (the lifecycle's rule, inlined). */
 const olderThan = (tick: string) => (holder: LockRecord) => {

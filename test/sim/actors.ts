@@ -3,13 +3,14 @@ import { keepAlive } from '../../lib/core/heartbeat.js'
 import type { Lease } from '../../lib/core/lease.js'
 import { Lock } from '../../lib/core/lock.js'
 import { LockOperator } from '../../lib/core/lock-operator.js'
-import { AcquireStatus } from '../../lib/core/lock-options.js'
+import { AcquireStatus, type RunRecorder } from '../../lib/core/lock-options.js'
 import { withSingleton } from '../../lib/lambda/with-singleton.js'
 import { LockHeldError } from '../../lib/lifecycle/errors.js'
 import type { SingletonLogger } from '../../lib/lifecycle/logger.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
 import { leaseBehind } from '../../lib/lifecycle/run.js'
 import { FencedWriteRejectedError } from '../../lib/s3/fenced-put.js'
+import { keepHistory } from '../../lib/schedule/history.js'
 import { reportingTokens, TokenUse, tokenUse, writeOutput } from './fenced-output.js'
 import { holdingOf, type Oracle } from './oracle.js'
 import type { SimS3 } from './sim-s3.js'
@@ -72,7 +73,36 @@ async function work(
   }
 }
 
-function newLock(stage: Stage, process: SimProcess, owner: string, ttlMs: number, historySize = 0): Lock {
+/**
+ * A job's run recorder that grasps at the lease: it keeps history, and also tries to lower the
+ * token, extend the term and take the ownership in the record it hands back. The lock writes the
+ * lease's own fields after it (docs/guarantees.md, I1 and I2), so none of that may ever show.
+ */
+function graspingRecorder(size: number): RunRecorder {
+  const keep = keepHistory(size)
+  return (record, run) => ({
+    ...keep(record, run),
+    token: 1,
+    expires_at: 9_999_999_999,
+    owner: `${run.owner}/grasped`,
+    run: 0,
+  })
+}
+
+/** No recorder, history kept (`keepHistory`), or a recorder that grasps at the lease. */
+function pickRecorder(stage: Stage): RunRecorder | undefined {
+  const size = stage.world.random.int(0, 3)
+  if (size === 0) return undefined
+  return stage.world.random.chance(0.5) ? keepHistory(size) : graspingRecorder(size)
+}
+
+function newLock(
+  stage: Stage,
+  process: SimProcess,
+  owner: string,
+  ttlMs: number,
+  recordRun?: RunRecorder,
+): Lock {
   return new Lock({
     store: stage.store.for(process),
     key: stage.key,
@@ -81,7 +111,7 @@ function newLock(stage: Stage, process: SimProcess, owner: string, ttlMs: number
     clockSkewMarginMs: stage.marginMs,
     clock: process.clock,
     random: () => stage.world.random.next(),
-    historySize,
+    recordRun,
   })
 }
 
@@ -94,7 +124,7 @@ export function coreContender(
   process: SimProcess,
   options: { calls: number; heartbeat: boolean; ttlMs: number },
 ): Promise<void>[] {
-  const lock = newLock(stage, process, `${process.name}/owner`, options.ttlMs, stage.world.random.int(0, 3))
+  const lock = newLock(stage, process, `${process.name}/owner`, options.ttlMs, pickRecorder(stage))
   // Read ahead at start, as a Lambda's INIT does: the first acquisition writes over what it read.
   if (stage.world.random.chance(0.5)) void lock.readAhead()
   const loop = async (call: number) => {

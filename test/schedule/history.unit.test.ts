@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import {
-  HISTORY_HEADROOM_BYTES,
   type HistoryEntry,
   type LockRecord,
   MAX_RECORD_BYTES,
   MAX_STATE_BYTES,
   parseRecord,
   serializeRecord,
-  withHistory,
   withinRecordSize,
 } from '../../lib/core/record.js'
 import { Lock, LockCorruptedError, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { HISTORY_HEADROOM_BYTES, keepHistory, withHistory } from '../../lib/schedule/history.js'
 import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
 
@@ -27,7 +26,7 @@ function setup(historySize = 10, owner = 'job/1') {
       owner: name,
       ttlMs: 10_000,
       clockSkewMarginMs: 1_000,
-      historySize,
+      recordRun: keepHistory(historySize),
       clock: time.localClock(),
     })
   const record = (): LockRecord => JSON.parse(store.peek(KEY) ?? 'null')
@@ -202,12 +201,12 @@ describe('the runs a lock records', () => {
     expect(record()).not.toHaveProperty('history')
   })
 
-  it('refuses a historySize that is not a whole number of runs from 0 to 100', () => {
-    const store = new MemoryLockStore()
-    for (const historySize of [-1, 2.5, 101, Number.POSITIVE_INFINITY]) {
-      expect(() => new Lock({ store, key: KEY, historySize })).toThrow(LockOptionsError)
+  it('refuses a history size that is not a whole number of runs from 0 to 100', () => {
+    for (const size of [-1, 2.5, 101, Number.POSITIVE_INFINITY, Number.NaN]) {
+      expect(() => keepHistory(size)).toThrow(LockOptionsError)
     }
-    expect(() => new Lock({ store, key: KEY, historySize: 0 })).not.toThrow()
+    expect(() => keepHistory(0)).not.toThrow()
+    expect(() => keepHistory(100)).not.toThrow()
   })
 
   it('a full history beside the largest checkpoint still writes, whole with an ordinary owner', async () => {
