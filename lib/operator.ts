@@ -5,10 +5,5 @@
 
 export { LockOperator, type LockOperatorOptions } from './core/lock-operator.js'
 export type { BlockedReason, LockInfo } from './core/lock-options.js'
-export type {
-  ForceReleaseOptions,
-  PauseOptions,
-  PauseResult,
-  ResetOptions,
-  ResumeResult,
-} from './core/operator.js'
+export type { ForceReleaseOptions, PauseOptions, PauseResult, ResumeResult } from './core/operator.js'
+export type { ResetOptions } from './core/reset.js'

@@ -11,16 +11,15 @@ import {
 import {
   type ForceReleaseOptions,
   forceRelease,
-  OPERATOR_BUDGET_MS,
   type PauseOptions,
   type PauseResult,
   pause,
-  type ResetOptions,
   type ResumeResult,
-  reset,
   resume,
 } from './operator.js'
+import { OPERATOR_BUDGET_MS } from './operator-write.js'
 import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
+import { type ResetOptions, reset } from './reset.js'
 import { openSession, type Snapshot, type StoreSession } from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
 

@@ -1,0 +1,117 @@
+// What every operator's write shares: the version it judged, who ended which lease, a write that
+// settles a lost answer and waits out another's write in flight, and the errors that say nothing
+// was written. forceRelease, pause and resume (operator.ts) and reset (reset.ts) are made of it.
+import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
+import { type EndedByOperatorRecord, type LockRecord, serializeRecord } from './record.js'
+import { WriteStatus } from './store.js'
+import type { Snapshot, StoreSession } from './store-session.js'
+
+/** Budget for store retries of an operator's call (`inspect` included). */
+export const OPERATOR_BUDGET_MS = 10_000
+
+export async function judged(
+  session: StoreSession,
+  etag: string | undefined,
+  deadline: number,
+): Promise<Snapshot | undefined> {
+  const { snapshot } = await session.read(deadline)
+  if (etag !== undefined && snapshot !== undefined && snapshot.etag !== etag) {
+    throw refused(
+      session.key,
+      `the lock changed since it was judged (${snapshot.record.owner} wrote token ${snapshot.record.token} since)`,
+      ConflictReason.Changed,
+    )
+  }
+  return snapshot
+}
+
+/** Who ends the lease of `previous`, and when, for `LockRecord.ended_by`. */
+export function endedBy(
+  session: StoreSession,
+  previous: LockRecord,
+  operator: string,
+  action: string,
+): EndedByOperatorRecord {
+  const at = Math.round(session.serverTime().mid) / 1000
+  return { token: previous.token, owner: previous.owner, by: operator, action, at }
+}
+
+/** An operator's write: the record, the version it goes over, and how to tell it in a later record. */
+interface OperatorWrite {
+  readonly record: LockRecord
+  readonly etag: string
+  /** For messages: `released`, `paused`, `resumed`. */
+  readonly what: string
+  readonly deadline: number
+  /** Whether `current`, written after a lost answer, shows this write landed under it. */
+  readonly isOurs?: (current: LockRecord) => boolean
+}
+
+/** Written (`after`: what a settle read found written over it since), or not, after a 409 and a change. */
+type Landing =
+  | { readonly landed: true; readonly after?: LockRecord }
+  | { readonly landed: false; readonly current: Snapshot | undefined }
+
+/**
+ * Replaces the record read with etag `etag`, and says whether it landed. A lost answer is settled
+ * by a read (`StoreSession.write`): written, even when someone wrote after it. A 409 is someone
+ * else's write in flight: tried again while the record is unchanged; once it changed, `landed`
+ * false, for the caller to judge again. Refuses (`LockConflictError`) when someone else wrote first.
+ */
+export async function operatorWrite(session: StoreSession, write: OperatorWrite): Promise<Landing> {
+  const { record, etag, what, deadline } = write
+  const isOurs = write.isOurs ?? ((current: LockRecord) => sameJson(current.ended_by, record.ended_by))
+  for (let conflicts = 0; ; conflicts++) {
+    const result = await session.write(serializeRecord(record), etag, deadline).catch((error: unknown) => {
+      throw mayHaveLanded(session.key, what, error)
+    })
+    if (result.status === WriteStatus.Written) {
+      session.remember(record, result.etag)
+      return { landed: true }
+    }
+    if (result.status !== WriteStatus.Conflict) {
+      // A settle read after a lost answer found another write: ours may be under it.
+      if (result.current && isOurs(result.current.record))
+        return { landed: true, after: result.current.record }
+      throw changed(session.key, what, result.status)
+    }
+    const { snapshot } = await session.read(deadline)
+    if (snapshot?.etag !== etag) {
+      // A 409 after a try whose answer was lost: that try may be what changed the record.
+      if (snapshot && isOurs(snapshot.record)) {
+        return sameJson(snapshot.record, record) ? { landed: true } : { landed: true, after: snapshot.record }
+      }
+      return { landed: false, current: snapshot }
+    }
+    await session.waitBeforeRetry(conflicts, undefined, deadline)
+    if (session.clock.now() >= deadline) {
+      throw new LockStoreError(
+        `Lock "${session.key}": ${conflicts + 1} write conflicts in a row while being ${what}; nothing was written`,
+        { key: session.key, retryable: true },
+      )
+    }
+  }
+}
+
+/** A store failure after the write was sent: it may have landed, and only a read can tell. */
+function mayHaveLanded(key: string, what: string, error: unknown): unknown {
+  if (!(error instanceof LockStoreError) || !error.retryable) return error
+  return new LockStoreError(
+    `Lock "${key}": the store kept failing while the lock was being ${what}, so the write may have been written: ` +
+      'inspect the lock before trying again',
+    { key, retryable: true, cause: error },
+  )
+}
+
+export function changed(key: string, what: string, status: string): LockConflictError {
+  return refused(key, `the lock changed while being ${what} (${status})`, ConflictReason.Changed)
+}
+
+/** Equal as stored (records are read back from the JSON this library wrote, in its key order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+export function refused(key: string, message: string, reason: ConflictReason): LockConflictError {
+  return new LockConflictError(`Lock "${key}": ${message}; nothing was written`, { key, reason })
+}
