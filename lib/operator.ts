@@ -3,7 +3,8 @@
 // names do; a job's code needs none of it (its `Lock`, `withSingleton` and `singleton()` are on
 // the root and on `/middy`).
 
-export { LockOperator, type LockOperatorOptions } from './core/lock-operator.js'
+export type { ForceReleaseOptions } from './core/force-release.js'
 export type { BlockedReason, LockInfo } from './core/lock-options.js'
-export type { ForceReleaseOptions, PauseOptions, PauseResult, ResumeResult } from './core/operator.js'
 export type { ResetOptions } from './core/reset.js'
+export { LockOperator, type LockOperatorOptions } from './operator/lock-operator.js'
+export type { PauseOptions, PauseResult, ResumeResult } from './schedule/pause-writes.js'

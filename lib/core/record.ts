@@ -41,11 +41,6 @@ export type ScheduleFields = {
   readonly [F in OperatorField]?: Exclude<LockRecord[F], undefined> | null
 }
 
-/** Every schedule control field removed: what `resume` writes (no pause, no count of failed runs). */
-export const CLEARED_SCHEDULE: ScheduleFields = Object.fromEntries(
-  OPERATOR_FIELDS.map((field) => [field, null]),
-)
-
 /**
  * The run that holds the lock, as its acquisition wrote it (`LockRecord.running`): its token and
  * the tick it runs for. Trusted only while `token` is the record's own: a writer that does not

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 const BARS = [
   { module: 'lib/core/', min: 85 },
   { module: 'lib/schedule/', min: 80 },
+  { module: 'lib/operator/', min: 80 },
   { module: 'lib/lifecycle/', min: 80 },
 ]
 const DETECTED = new Set(['Killed', 'Timeout'])

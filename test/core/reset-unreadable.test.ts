@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { LockOperator } from '../../lib/core/lock-operator.js'
 import { LockConflictError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { SimTime } from '../support/sim-clock.js'
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { LockOperator } from '../../lib/core/lock-operator.js'
 import { watchLease } from '../../lib/core/watch.js'
 import { AcquireStatus, Lock, LockLostError, LockStoreError, LostReason } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { ManualClock } from '../support/sim-clock.js'
 
 const EVERY_MS = 5_000

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { LockOperator } from '../../lib/core/lock-operator.js'
 import { Lock, type SingletonOptions } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 import { ManualClock } from '../support/sim-clock.js'
 import type { Adapter } from './behaviour.js'

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { LockOperator } from '../../lib/core/lock-operator.js'
 import type { InvocationContext } from '../../lib/extend.js'
 import { LockOptionsError, type SingletonOptions, withSingleton } from '../../lib/index.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 

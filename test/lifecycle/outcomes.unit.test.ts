@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LockOperator } from '../../lib/core/lock-operator.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
 

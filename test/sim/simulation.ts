@@ -1,8 +1,8 @@
 import { Lock } from '../../lib/core/lock.js'
-import { LockOperator } from '../../lib/core/lock-operator.js'
 import { AcquireStatus } from '../../lib/core/lock-options.js'
 import { ExecOnHeld } from '../../lib/exec/settings.js'
 import { OnHeld } from '../../lib/lifecycle/options.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 import {
   coreContender,
   exclusiveContender,

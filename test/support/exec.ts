@@ -131,6 +131,35 @@ export function alive(pid: number): boolean {
  * /proc says; elsewhere signal 0). An orphan whose reaper does not reap stays a zombie, which
  * signal 0 still finds, yet it runs nothing.
  */
+/**
+ * `pid` as a failure should show it: its state, parent and process group as /proc has them, so
+ * that a process found alive says whether it left the group or lost its killer.
+ */
+function describe(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const [state, ppid, pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return `${pid} (${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}, state ${state}, ppid ${ppid}, pgrp ${pgrp}, session ${session})`
+  } catch {
+    return `${pid} (gone meanwhile)`
+  }
+}
+
+/** exec's watchdog shells still alive on this machine (lib/exec/process-group.ts). */
+function watchdogs(): number[] {
+  if (!existsSync('/proc/self/cmdline')) return []
+  return readdirSync('/proc')
+    .filter((entry) => /^[0-9]+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('read group <&3')
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
 export function running(pid: number): boolean {
   if (!existsSync('/proc/self/stat')) return alive(pid)
   try {
@@ -202,7 +231,10 @@ export class ProcessTree {
     for (;;) {
       if (this.running().length === 0) return performance.now() - started
       if (performance.now() - started > timeoutMs)
-        throw new Error(`still running after ${timeoutMs} ms: ${this.running().join(' ')}`)
+        throw new Error(
+          `still running after ${timeoutMs} ms: ${this.running().map(describe).join('; ')}; ` +
+            `watchdogs alive: ${watchdogs().map(describe).join('; ') || 'none'}`,
+        )
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }

@@ -1,5 +1,5 @@
 import type { Lock } from '../../lib/core/lock.js'
-import { LockOperator } from '../../lib/core/lock-operator.js'
+import { LockOperator } from '../../lib/operator/lock-operator.js'
 
 /**
  * The operator's side of `lock`'s job: its store and key, its clock and lease settings, acting

@@ -1,5 +1,6 @@
-import { ConflictReason, LockConflictError } from './errors.js'
-import { acquisitionRecord } from './holder-record.js'
+import { ConflictReason, LockConflictError } from '../core/errors.js'
+import { type ForceReleaseOptions, forceRelease } from '../core/force-release.js'
+import { acquisitionRecord } from '../core/holder-record.js'
 import {
   type BlockedReason,
   defaultOwner,
@@ -7,21 +8,19 @@ import {
   type LockOptions,
   validateLockOptions,
   validateOwner,
-} from './lock-options.js'
+} from '../core/lock-options.js'
+import { OPERATOR_BUDGET_MS } from '../core/operator-write.js'
+import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from '../core/record.js'
+import { type ResetOptions, reset } from '../core/reset.js'
+import { openSession, type Snapshot, type StoreSession } from '../core/store-session.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from '../core/timing.js'
 import {
-  type ForceReleaseOptions,
-  forceRelease,
   type PauseOptions,
   type PauseResult,
   pause,
   type ResumeResult,
   resume,
-} from './operator.js'
-import { OPERATOR_BUDGET_MS } from './operator-write.js'
-import { type LockRecord, MAX_RECORD_BYTES, serializeRecord } from './record.js'
-import { type ResetOptions, reset } from './reset.js'
-import { openSession, type Snapshot, type StoreSession } from './store-session.js'
-import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
+} from '../schedule/pause-writes.js'
 
 /**
  * What a `LockOperator` is made with: the job's store and key, who acts, and the job's lease

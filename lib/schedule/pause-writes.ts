@@ -1,46 +1,25 @@
-// The operator's writes under a live lease: forceRelease ends it, pause and resume change the
-// job's operator fields beside it (and pause --now ends it too). reset is in reset.ts.
-import { changed, endedBy, judged, OPERATOR_BUDGET_MS, operatorWrite, sameJson } from './operator-write.js'
-import { CLEARED_SCHEDULE, type LockRecord, type PauseRecord, withSchedule } from './record.js'
-import { WriteStatus } from './store.js'
-import type { Snapshot, StoreSession } from './store-session.js'
+// How an operator pauses and resumes a job: the schedule's fields written beside a live lease
+// (pause --now also ends it, as forceRelease does), through the core's operator write.
+import {
+  changed,
+  endedBy,
+  judged,
+  OPERATOR_BUDGET_MS,
+  operatorWrite,
+  sameJson,
+} from '../core/operator-write.js'
+import {
+  type LockRecord,
+  OPERATOR_FIELDS,
+  type PauseRecord,
+  type ScheduleFields,
+  withSchedule,
+} from '../core/record.js'
+import { WriteStatus } from '../core/store.js'
+import type { Snapshot, StoreSession } from '../core/store-session.js'
 
-/** How `forceRelease` frees a lock. */
-export interface ForceReleaseOptions {
-  /**
-   * Release only this version of the record (`LockInfo.etag`, as `inspect` showed it): refuses
-   * (`LockConflictError` `changed`, nothing written) when the lock changed since, so that a
-   * decision made on what was shown never ends a newer run's lease. @default the version it reads
-   */
-  readonly etag?: string
-}
-
-/**
- * Frees the lock now with a higher token, so the stuck holder is fenced off, and names the
- * ended lease in `ended_by`. `null` when there is no object. Conditional on the version it read
- * (or `options.etag`): it never ends a lease it did not judge. Resolves the record written, also
- * when a run took the lock after it (its answer lost, a read settled it). Throws
- * `LockConflictError` for a token no acquisition could follow (`tokenAfter`).
- */
-export async function forceRelease(
-  session: StoreSession,
-  operator: string,
-  options: ForceReleaseOptions = {},
-): Promise<LockRecord | null> {
-  const deadline = session.clock.now() + OPERATOR_BUDGET_MS
-  const snapshot = await judged(session, options.etag, deadline)
-  if (!snapshot) return null
-  const record: LockRecord = {
-    ...snapshot.record,
-    token: session.nextToken(snapshot.record.token),
-    expires_at: 0,
-    owner: `force-released by ${operator}`,
-    ended_by: endedBy(session, snapshot.record, operator, 'force-release'),
-  }
-  const landing = await operatorWrite(session, { record, etag: snapshot.etag, what: 'released', deadline })
-  if (!landing.landed) throw changed(session.key, 'released', WriteStatus.Conflict)
-  return record
-}
+/** Every schedule control field removed: what `resume` writes (no pause, no count of failed runs). */
+const CLEARED_SCHEDULE: ScheduleFields = Object.fromEntries(OPERATOR_FIELDS.map((field) => [field, null]))
 
 /** How `LockOperator.pause` pauses a job. */
 export interface PauseOptions {
