@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { Lock, LockConflictError, LockLostError } from '../../lib/index.js'
+import { Lock, LockConflictError, LockLostError, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { LockOperator } from '../../lib/operator.js'
 import { leaseOf } from '../support/lease-of.js'
@@ -151,5 +151,20 @@ describe("the operator's side, apart from the contender's", () => {
     expect(() => new LockOperator({ store, key: KEY, operator: '' })).toThrow(
       /operator must be a non-empty string/,
     )
+  })
+
+  it('refuses the lease settings a Lock refuses: a ttl no longer than the clock-skew margin', () => {
+    const { store } = setup()
+    expect(() => new LockOperator({ store, key: KEY, ttlMs: 1_000, clockSkewMarginMs: 2_000 })).toThrow(
+      LockOptionsError,
+    )
+  })
+
+  it('inspect says run only where the record has one (a reset writes none)', async () => {
+    const { store, operator, contender } = setup()
+    await (await leaseOf(contender('job/1').tryAcquire()))?.release()
+    expect(await operator.inspect()).toMatchObject({ run: 1 })
+    await operator.reset({ backToClock: true })
+    expect(await operator.inspect()).not.toHaveProperty('run')
   })
 })
