@@ -161,7 +161,7 @@ describe("the operator's side, apart from the contender's", () => {
   })
 
   it('inspect says run only where the record has one (a reset writes none)', async () => {
-    const { store, operator, contender } = setup()
+    const { operator, contender } = setup()
     await (await leaseOf(contender('job/1').tryAcquire()))?.release()
     expect(await operator.inspect()).toMatchObject({ run: 1 })
     await operator.reset({ backToClock: true })
