@@ -1,3 +1,4 @@
+import { LockOptionsError } from './errors.js'
 import type { RunRecorder } from './lock-options.js'
 import { type LockRecord, nextRun, RECORD_VERSION, RunOutcome, withinRecordSize } from './record.js'
 import type { LeaseTerm } from './timing.js'
@@ -93,7 +94,16 @@ export function withRunRecorded(
   run: Parameters<RunRecorder>[1],
 ): LockRecord {
   if (!recordRun) return record
-  const recorded: Record<string, unknown> = { ...recordRun(record, run) }
+  const answer: unknown = recordRun(record, run)
+  // A recorder that hands back no record would drop the checkpoint and the cursor with it.
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) {
+    throw new LockOptionsError(
+      `recordRun must return the record it was given, with what it keeps added; got ${
+        Array.isArray(answer) ? 'an array' : String(answer)
+      }. Nothing was written`,
+    )
+  }
+  const recorded: Record<string, unknown> = { ...answer }
   for (const field of LEASE_FIELDS) {
     if (record[field] === undefined) delete recorded[field]
     else recorded[field] = record[field]

@@ -51,7 +51,8 @@ export interface LockOptions {
    * (`abandoned`) or taken from a live run (`replaced`). Called on the record that write carries,
    * with no request added; the lease's own fields are written after it, so it cannot change
    * them. The run lifecycle (`singleton()`, `withSingleton()`, `exec`) keeps the last 10 runs in
-   * `history` (`keepHistory` on `/extend`). @default none: nothing is kept
+   * `history` (`keepHistory` on `/extend`). A recorder that throws, or hands back no record
+   * (`LockOptionsError`), fails that write: nothing is written. @default none: nothing is kept
    */
   readonly recordRun?: RunRecorder
   /** Local clock, for tests. @default the system clock */

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import type { RunRecorder } from '../../lib/core/lock-options.js'
 import type { HistoryEntry, LockRecord } from '../../lib/core/record.js'
-import { Lock } from '../../lib/index.js'
+import { Lock, LockOptionsError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { leaseOf } from '../support/lease-of.js'
 import { SimTime } from '../support/sim-clock.js'
@@ -89,5 +89,14 @@ describe('the run recorder: what a job keeps of each run a write ends', () => {
     expect(taken.expires_at).toBeLessThan(9_999_999_999)
     await next?.release({ outcome: 'completed' })
     expect(record()).toMatchObject({ v: 1, token: next?.record.token, owner: 'job/2', run: 2, expires_at: 0 })
+  })
+
+  it('refuses a recorder that hands back no record, writing nothing: the checkpoint and cursor stay', async () => {
+    const { lock, record } = setup(() => undefined as unknown as LockRecord)
+    const lease = await leaseOf(lock('job/1').tryAcquire())
+    await lease?.saveCheckpoint({ page: 3 })
+    const before = record()
+    await expect(lease?.release({ outcome: 'completed' })).rejects.toThrow(LockOptionsError)
+    expect(record()).toEqual(before)
   })
 })
