@@ -1,6 +1,7 @@
 // What every operator's write shares: the version it judged, who ended which lease, a write that
 // settles a lost answer and waits out another's write in flight, and the errors that say nothing
-// was written. forceRelease, pause and resume (operator.ts) and reset (reset.ts) are made of it.
+// was written. forceRelease (force-release.ts), reset (reset.ts), and the schedule's pause and
+// resume (lib/schedule/pause-writes.ts) are made of it.
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
 import { type EndedByOperatorRecord, type LockRecord, serializeRecord } from './record.js'
 import { WriteStatus } from './store.js'
@@ -9,6 +10,7 @@ import type { Snapshot, StoreSession } from './store-session.js'
 /** Budget for store retries of an operator's call (`inspect` included). */
 export const OPERATOR_BUDGET_MS = 10_000
 
+/** The record read, or `undefined` for none; refuses when it is not the version `etag` judged. */
 export async function judged(
   session: StoreSession,
   etag: string | undefined,

@@ -8,7 +8,6 @@ import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
-import { keepHistory } from '../schedule/history.js'
 import { isNewerTick, isTickDone, tickAgeMs, tickAheadMs, tickIdOf } from '../schedule/tick.js'
 import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
@@ -357,7 +356,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         store,
         key,
         clockSkewMarginMs: this.#config.clockSkewMarginMs,
-        recordRun: keepHistory(this.#config.historySize),
+        recordRun: this.#config.recordRun,
         clock: this.#clock,
       })
       this.#locks.set(key, lock)

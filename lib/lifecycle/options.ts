@@ -7,6 +7,7 @@ import {
 } from '../config.js'
 import type { Clock } from '../core/clock.js'
 import { LockOptionsError } from '../core/errors.js'
+import type { RunRecorder } from '../core/lock-options.js'
 import type { LockStore } from '../core/store.js'
 import {
   DEFAULT_CLOCK_SKEW_MARGIN_MS,
@@ -14,7 +15,7 @@ import {
   defaultHeartbeatMs,
   validateTiming,
 } from '../core/timing.js'
-import { DEFAULT_HISTORY_SIZE, validateHistorySize } from '../schedule/history.js'
+import { DEFAULT_HISTORY_SIZE, keepHistory, validateHistorySize } from '../schedule/history.js'
 import { environmentStoreKind } from './default-store.js'
 import type { InvocationContext, LambdaContext } from './handler-context.js'
 import { consoleLogger, type SingletonLogger, silentLogger } from './logger.js'
@@ -140,7 +141,8 @@ export interface ResolvedOptions<TEvent, TContext> {
   readonly metrics: boolean | SingletonMetricsOptions | undefined
   readonly throwOnLost: boolean
   readonly pauseAfterFailures: number | undefined
-  readonly historySize: number
+  /** What each run's lock keeps of it: its last `historySize` runs (`keepHistory`), made once. */
+  readonly recordRun: RunRecorder
   readonly clock: Clock | undefined
 }
 
@@ -216,7 +218,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     metrics: options.metrics,
     throwOnLost: options.throwOnLost ?? false,
     pauseAfterFailures,
-    historySize: options.historySize ?? DEFAULT_HISTORY_SIZE,
+    recordRun: keepHistory(options.historySize ?? DEFAULT_HISTORY_SIZE),
     clock: options.clock,
   }
 }

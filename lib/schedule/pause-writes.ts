@@ -145,5 +145,3 @@ export async function resume(session: StoreSession): Promise<ResumeResult | null
     snapshot = landing.current
   }
 }
-
-/** The record read, or `undefined` for none; refuses when it is not the version `etag` judged. */
