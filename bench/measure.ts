@@ -8,6 +8,8 @@ export interface Sample {
   readonly ms: number
   /** Requests sent, by operation. */
   readonly operations: ReadonlyMap<string, number>
+  /** What the engine billed, by operation, where it bills by size (DynamoDB's request units). */
+  readonly units?: ReadonlyMap<string, number>
   /** What came of it, when that can differ between targets (ran, skipped…). */
   readonly outcome?: string
 }
@@ -17,6 +19,8 @@ export interface Measured {
   readonly requests: number
   /** That round's requests, by operation. */
   readonly operations: ReadonlyMap<string, number>
+  /** That round's billed units, by operation, where the engine bills by size (see Sample.units). */
+  readonly units?: ReadonlyMap<string, number>
   readonly medianMs: number
   /** Every outcome seen, the most frequent first, with how often. */
   readonly outcomes: readonly (readonly [string, number])[]
@@ -51,26 +55,40 @@ export async function interleave<T>(
 
 function summarize(taken: readonly Sample[]): Measured {
   const byRequests = [...taken].sort((a, b) => total(a.operations) - total(b.operations))
-  const typical = byRequests[Math.floor(byRequests.length / 2)]?.operations ?? new Map<string, number>()
+  const middle = byRequests[Math.floor(byRequests.length / 2)]
+  const typical = middle?.operations ?? new Map<string, number>()
   const outcomes = new Map<string, number>()
   for (const { outcome } of taken) if (outcome) outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
   return {
     requests: total(typical),
     operations: typical,
+    ...(middle?.units && { units: middle.units }),
     medianMs: median(taken.map((s) => s.ms)),
     outcomes: [...outcomes].sort((a, b) => b[1] - a[1]),
     rounds: taken.length,
   }
 }
 
-/** Times `work`, counting the requests it sends through `requests`. */
+interface Counter {
+  readonly byOperation: ReadonlyMap<string, number>
+  reset(): void
+}
+
+/** Times `work`, counting the requests it sends through `requests` (and the units billed, if given). */
 export async function timed<R>(
-  requests: { readonly byOperation: ReadonlyMap<string, number>; reset(): void },
+  requests: Counter,
   work: () => Promise<R>,
-): Promise<{ ms: number; operations: Map<string, number>; value: R }> {
+  units?: Counter,
+): Promise<{ ms: number; operations: Map<string, number>; units?: Map<string, number>; value: R }> {
   requests.reset()
+  units?.reset()
   const startedAt = performance.now()
   const value = await work()
   const ms = performance.now() - startedAt
-  return { ms, operations: new Map(requests.byOperation), value }
+  return {
+    ms,
+    operations: new Map(requests.byOperation),
+    ...(units && { units: new Map(units.byOperation) }),
+    value,
+  }
 }

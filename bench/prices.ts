@@ -1,6 +1,7 @@
 /**
  * The price list every cost in the benchmark uses: AWS list prices in us-east-1 as published in
- * 2026 (on-demand DynamoDB after its November 2024 cut), in US dollars per million requests.
+ * 2026 (on-demand DynamoDB after its November 2024 cut), in US dollars per million requests (on
+ * DynamoDB, per million request units).
  * Storage, data transfer and Lambda time are left out: requests are what the peers differ in.
  */
 
@@ -21,10 +22,12 @@ export const S3_PRICES = {
 
 /**
  * DynamoDB on demand: $0.625 per million write request units, $0.125 per million read request
- * units. Every item here is under 1 KB (one write unit per write) and is read strongly
- * consistent (one read unit per 4 KB; an eventually consistent read costs half, which this
- * list, by operation, does not tell apart); a conditional write whose condition fails still
- * consumes its write unit.
+ * units. A write consumes a unit per KB of the item, a strongly consistent read a unit per 4 KB
+ * (an eventually consistent one half), and a conditional write whose condition fails still
+ * consumes its units. So these prices are per unit: the job rows price the units the engine
+ * reports (peers/units.ts), as a lambda-singleton record that holds its history is about 4 KB
+ * (4 units a write); dynamodb-lock-client's items and the lock-level rows' records (no history)
+ * are under 1 KB, one unit per request.
  */
 export const DYNAMODB_PRICES = {
   PutItem: 0.625,

@@ -88,7 +88,7 @@ export function reportPeers(report: PeerReport): void {
       const m = row.on.get(c)
       if (!m) continue
       const trips = m.medianMs / (roundTripMs.get(c.engine) ?? Number.NaN)
-      const dollars = costPerMillion(c.pricePerMillion, m.operations, c.name)
+      const dollars = costPerMillion(c.pricePerMillion, m.units ?? m.operations, c.name)
       console.log(
         `  ${c.name.padEnd(width)}${String(m.requests).padStart(4)} ${ms(m.medianMs).padStart(9)} ` +
           `${trips.toFixed(1).padStart(5)} ${dollars.toFixed(2).padStart(7)}  ${operationsOf(m)} / ${outcomeOf(m)}`,
@@ -139,7 +139,7 @@ export function markdownTable(report: PeerReport): string {
       ...contenders.map((c) => {
         const [w, n] = [warm, cold].map((label) => find(label)?.on.get(c))
         const price = (m: Measured | undefined) =>
-          m ? `$${costPerMillion(c.pricePerMillion, m.operations, c.name).toFixed(2)}` : '–'
+          m ? `$${costPerMillion(c.pricePerMillion, m.units ?? m.operations, c.name).toFixed(2)}` : '–'
         return `${price(w)} / ${price(n)}`
       }),
     ]),
@@ -199,6 +199,8 @@ function jobStats(c: Contender, runs: readonly (JobRun | ProcessRun)[]): JobStat
   const byRequests = [...runs].sort((a, b) => total(a.operations) - total(b.operations))
   const middle = byRequests[Math.floor(byRequests.length / 2)]
   const extraOf = (r: JobRun | undefined) => (r?.extra?.size ? ` (extra: ${opsOf(r.extra)})` : '')
+  // DynamoDB bills by size: a write of a record holding its history is several units.
+  const unitsOf = (r: JobRun | undefined) => (r?.units?.size ? ` [billed units: ${opsOf(r.units)}]` : '')
   const optional = (values: (number | undefined)[]) =>
     values.every((v) => v !== undefined) ? median(values as number[]) : undefined
   return {
@@ -210,8 +212,8 @@ function jobStats(c: Contender, runs: readonly (JobRun | ProcessRun)[]): JobStat
     laterMs: median(added.slice(EARLY_RUNS)),
     requests: mean(runs.map((r) => total(r.operations))),
     extra: runs.every((r) => r.extra) ? mean(runs.map((r) => total(r.extra ?? new Map()))) : undefined,
-    typical: `${opsOf(middle?.operations ?? new Map())}${extraOf(middle)}`,
-    dollars: mean(runs.map((r) => costPerMillion(c.pricePerMillion, r.operations, c.name))),
+    typical: `${opsOf(middle?.operations ?? new Map())}${extraOf(middle)}${unitsOf(middle)}`,
+    dollars: mean(runs.map((r) => costPerMillion(c.pricePerMillion, r.units ?? r.operations, c.name))),
     phases: runs.map((r) => r.phaseMs),
     loadMs: optional(runs.map((r) => ('loadMs' in r ? r.loadMs : undefined))),
     clientMs: optional(runs.map((r) => ('clientMs' in r ? r.clientMs : undefined))),

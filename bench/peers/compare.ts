@@ -57,11 +57,12 @@ async function sampleInvoke(container: Container, invocation: Invocation, expect
   const {
     ms,
     operations,
+    units,
     value: outcome,
-  } = await timed(container.requests, () => container.invoke(invocation))
+  } = await timed(container.requests, () => container.invoke(invocation), container.units)
   if (expected && outcome !== expected)
     throw new Error(`${invocation.job}: expected ${expected}, got ${outcome}`)
-  return { ms, operations, outcome }
+  return { ms, operations, ...(units && { units }), outcome }
 }
 
 export async function comparePeers(

@@ -58,6 +58,11 @@ export interface Container {
    * them apart (lambda-singleton's: see extra-requests.ts).
    */
   readonly extra?: RequestCounter
+  /**
+   * What the engine bills, by operation, where it bills by size rather than per request:
+   * DynamoDB's request units (see units.ts). Absent: one unit per request.
+   */
+  readonly units?: RequestCounter
   close(): void
 }
 
@@ -66,7 +71,7 @@ export type Engine = 'S3' | 'DynamoDB'
 export interface Contender {
   readonly name: string
   readonly engine: Engine
-  /** US dollars per million requests of each operation (see bench/prices.ts). */
+  /** US dollars per million requests (or, on DynamoDB, request units) of each operation (see bench/prices.ts). */
   readonly pricePerMillion: Readonly<Record<string, number>>
   container(): Container
   close(): Promise<void>

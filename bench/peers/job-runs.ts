@@ -210,14 +210,16 @@ export function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
         reject(new Error(`${task.id} in a new process: exit ${code ?? signal}\n${stderr}${stdout}`))
         return
       }
-      const parsed = JSON.parse(last) as Omit<ProcessRun, 'operations' | 'extra'> & {
+      const parsed = JSON.parse(last) as Omit<ProcessRun, 'operations' | 'extra' | 'units'> & {
         operations: [string, number][]
         extra: [string, number][] | null
+        units: [string, number][] | null
       }
       resolve({
         ...parsed,
         operations: new Map(parsed.operations),
         extra: parsed.extra ? new Map(parsed.extra) : undefined,
+        units: parsed.units ? new Map(parsed.units) : undefined,
       })
     })
   })

@@ -41,6 +41,8 @@ export interface JobRun {
   readonly operations: ReadonlyMap<string, number>
   /** Of those, requests beyond the peer's protocol, when the bench tells them apart. */
   readonly extra: ReadonlyMap<string, number> | undefined
+  /** What the engine billed, by operation, where it bills by size (DynamoDB's request units). */
+  readonly units: ReadonlyMap<string, number> | undefined
   /** When it started (epoch ms, local clock, which here is the engines' too). */
   readonly startedAt: number
   /** Milliseconds past the second at the start. */
@@ -72,7 +74,17 @@ export async function runJob(
   if (outcome !== Outcome.Ran) throw new Error(`${job}: expected the job to run, got ${outcome}`)
   const operations = new Map(container.requests.byOperation)
   const extra = container.extra && new Map(container.extra.byOperation)
+  const units = container.units && new Map(container.units.byOperation)
   container.requests.reset()
   container.extra?.reset()
-  return { addedMs: wallMs - handlerMs, handlerMs, operations, extra, startedAt, phaseMs: startedAt % 1_000 }
+  container.units?.reset()
+  return {
+    addedMs: wallMs - handlerMs,
+    handlerMs,
+    operations,
+    extra,
+    units,
+    startedAt,
+    phaseMs: startedAt % 1_000,
+  }
 }

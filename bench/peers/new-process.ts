@@ -31,6 +31,7 @@ console.log(
     ...run,
     operations: [...run.operations],
     extra: run.extra ? [...run.extra] : null,
+    units: run.units ? [...run.units] : null,
     loadMs: loadedAt - startedAt,
     clientMs: madeAt - madeFrom,
   }),

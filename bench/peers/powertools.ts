@@ -29,6 +29,7 @@ import { countRequests } from '../../test/support/requests.js'
 import type { DynamoDBEngine } from '../engines.js'
 import { DYNAMODB_PRICES } from '../prices.js'
 import { type Container, type Contender, type Invocation, Outcome } from './contender.js'
+import { countDynamoDBUnits } from './units.js'
 
 export const POWERTOOLS_PARTITION_KEY = 'id'
 
@@ -40,7 +41,9 @@ export function powertoolsIdempotency(engine: DynamoDBEngine, tableName: string)
     container: () => {
       const client = engine.client()
       const persistenceStore = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client })
-      return powertoolsContainer(persistenceStore, countRequests(client), () => client.destroy())
+      return powertoolsContainer(persistenceStore, countRequests(client), countDynamoDBUnits(client), () =>
+        client.destroy(),
+      )
     },
     close: async () => {},
   }
@@ -49,6 +52,7 @@ export function powertoolsIdempotency(engine: DynamoDBEngine, tableName: string)
 function powertoolsContainer(
   persistenceStore: DynamoDBPersistenceLayer,
   requests: Container['requests'],
+  units: Container['units'],
   close: () => void,
 ): Container {
   const config = new IdempotencyConfig({})
@@ -68,6 +72,7 @@ function powertoolsContainer(
   }
   return {
     requests,
+    units,
     close,
     async invoke(invocation: Invocation): Promise<Outcome> {
       let ran = false

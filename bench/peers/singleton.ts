@@ -24,6 +24,7 @@ import {
   type TokenRead,
 } from './contender.js'
 import { extraDynamoDBRequests, extraS3Requests } from './extra-requests.js'
+import { countDynamoDBUnits } from './units.js'
 
 /** The partition key of lambda-singleton's table (the store's default). */
 export const SINGLETON_PARTITION_KEY = 'pk'
@@ -36,7 +37,7 @@ export function singletonOnS3(engine: S3Engine): Contender {
     container: () => {
       const s3 = engine.client()
       const store = new S3LockStore({ s3, bucket: engine.bucket })
-      return singletonContainer(store, countRequests(s3), extraS3Requests(s3), () => s3.destroy())
+      return singletonContainer(store, countRequests(s3), extraS3Requests(s3), undefined, () => s3.destroy())
     },
     close: async () => {},
   }
@@ -54,6 +55,7 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
         store,
         countRequests(client),
         extraDynamoDBRequests(client, SINGLETON_PARTITION_KEY),
+        countDynamoDBUnits(client),
         () => client.destroy(),
       )
     },
@@ -66,6 +68,7 @@ function singletonContainer(
   store: LockStore,
   requests: RequestCounter,
   extra: RequestCounter,
+  units: RequestCounter | undefined,
   close: () => void,
 ): Container {
   // Lambda runs one invocation at a time in an environment, so one slot for the job suffices.
@@ -82,6 +85,7 @@ function singletonContainer(
   return {
     requests,
     extra,
+    units,
     close,
     async invoke(invocation: Invocation): Promise<Outcome> {
       job = invocation.work
