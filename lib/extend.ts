@@ -9,7 +9,7 @@ export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
 // Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
 // skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
-export type { RecordPatch } from './core/lease.js'
+export type { RecordFields, RecordPatch } from './core/lease.js'
 export type { LeaseOptions, RunRecorder } from './core/lock-options.js'
 export {
   type EndedByOperatorRecord,
@@ -28,7 +28,6 @@ export {
   type ReplacedRecord,
   type RunningRecord,
   RunOutcome,
-  type ScheduleFields,
 } from './core/record.js'
 export {
   canListKeys,
@@ -55,5 +54,6 @@ export { type RunStart, SingletonLifecycle } from './lifecycle/lifecycle.js'
 export { consoleLogger, silentLogger } from './lifecycle/logger.js'
 export type { SingletonRun } from './lifecycle/run.js'
 export type { SkipResultBase } from './lifecycle/skip.js'
+export type { ScheduleFields } from './schedule/fields.js'
 export { keepHistory } from './schedule/history.js'
 export { isTickDone, tickIdOf } from './schedule/tick.js'

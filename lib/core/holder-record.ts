@@ -71,7 +71,7 @@ export function acquisitionRecord(
 }
 
 /** The fields of a record that make its lease: the lock's own, which no run recorder changes. */
-const LEASE_FIELDS = [
+export const LEASE_FIELDS = [
   'v',
   'token',
   'run',
@@ -82,6 +82,19 @@ const LEASE_FIELDS = [
   'running',
   'replaced',
 ] as const
+
+/**
+ * What a holder's write may not set through `RecordPatch.fields`: the lease's fields, and those
+ * with a writer of their own (the checkpoint and cursor, the run recorder's history, the
+ * operator's `ended_by`).
+ */
+export const NOT_JOB_FIELDS: ReadonlySet<string> = new Set([
+  ...LEASE_FIELDS,
+  'state',
+  'cursor',
+  'history',
+  'ended_by',
+])
 
 /**
  * `record` with the run it ends kept as `recordRun` says (nothing without one), and its lease as

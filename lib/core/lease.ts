@@ -1,5 +1,5 @@
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
-import { withoutRunning, withRunRecorded } from './holder-record.js'
+import { NOT_JOB_FIELDS, withoutRunning, withRunRecorded } from './holder-record.js'
 import type { RunRecorder } from './lock-options.js'
 import {
   type JsonValue,
@@ -9,10 +9,9 @@ import {
   nestingDepth,
   RunOutcome,
   rebaseOnOperatorWrite,
-  type ScheduleFields,
   serializeRecord,
   withinRecordSize,
-  withSchedule,
+  wrongField,
 } from './record.js'
 import { type WriteResult, WriteStatus } from './store.js'
 import { contradicted, type Snapshot, type StoreSession } from './store-session.js'
@@ -29,10 +28,14 @@ export interface RecordPatch {
   readonly clearState?: boolean
   /** Where the work stands across runs (`LockRecord.cursor`). `undefined` leaves it as it is. */
   readonly cursor?: JsonValue
-  /** Id of the tick this holder completed (`LockRecord.last_run`). */
-  readonly lastRun?: string
-  /** Pause the job, count its failed runs, or clear either (`null` removes a field). */
-  readonly schedule?: ScheduleFields
+  /**
+   * The job's own fields, set, or (`null`) removed; `undefined` leaves one as it is: what the
+   * record keeps for the job besides its lease, such as the schedule's `last_run`, `paused` and
+   * failure counts. Refused (`LockOptionsError`, nothing written): the lease's fields, `state`,
+   * `cursor`, `history` and `ended_by` (each has a writer of its own), and a value no reader
+   * would take (a `paused` that is no `PauseRecord`, a count that is no count).
+   */
+  readonly fields?: RecordFields
   /**
    * How the run ended, for the record's `history` (only `release` records it, and only when the
    * lock keeps its runs: `LockOptions.recordRun`). With `tick`, the tick it ran for.
@@ -41,6 +44,9 @@ export interface RecordPatch {
   /** The tick the run was for, kept in its `history` entry (`outcome`). */
   readonly tick?: string
 }
+
+/** A record's fields by name, as `RecordPatch.fields` sets them: JSON values, or `null` to remove one. */
+export type RecordFields = { readonly [field: string]: unknown }
 
 /** How long a release may keep retrying transient failures when the lease has little time left. */
 const MIN_RELEASE_BUDGET_MS = 5_000
@@ -293,16 +299,36 @@ export class Lease {
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
-    const next: Record<string, unknown> = {
-      ...(patch.schedule ? withSchedule(this.#record, patch.schedule) : this.#record),
-      ...fields,
-    }
-    if (patch.lastRun !== undefined) next.last_run = patch.lastRun
+    const next: Record<string, unknown> = { ...this.#record, ...fields }
+    if (patch.fields) this.#withJobFields(next, patch.fields)
     if (patch.state !== undefined) next.state = this.#checked('state', patch.state, 'Checkpoint state')
     else if (patch.clearState) delete next.state
     if (patch.cursor !== undefined) next.cursor = this.#checked('cursor', patch.cursor, 'Cursor')
     // History makes room for a checkpoint or a cursor, never the other way round.
     return withinRecordSize(next as LockRecord)
+  }
+
+  /** Sets (or, `null`, removes) the job's `fields` on `next`, refusing what is not the job's to write. */
+  #withJobFields(next: Record<string, unknown>, fields: RecordFields): void {
+    for (const [field, value] of Object.entries(fields)) {
+      if (value === undefined) continue
+      if (NOT_JOB_FIELDS.has(field)) {
+        throw new LockOptionsError(
+          `"${field}" is not the job's to set through fields: the lease's own, the checkpoint, the ` +
+            `cursor, the history and ended_by each have their own writer; nothing was written`,
+          { key: this.key },
+        )
+      }
+      if (value === null) delete next[field]
+      else next[field] = this.#checked(field, value as JsonValue, `The field "${field}"`)
+    }
+    const wrong = wrongField(next)
+    if (wrong !== undefined) {
+      throw new LockOptionsError(
+        `The field "${wrong}" would be of a wrong type, which every reader refuses; nothing was written`,
+        { key: this.key },
+      )
+    }
   }
 
   /**

@@ -34,14 +34,6 @@ export const OPERATOR_FIELDS = ['paused', 'failures', 'failed_run'] as const
 export type OperatorField = (typeof OPERATOR_FIELDS)[number]
 
 /**
- * Schedule control fields a write may set, or remove (`null`); `undefined` leaves one as it is.
- * Operators may change them under a live lease without taking it over (see `rebaseOnOperatorWrite`).
- */
-export type ScheduleFields = {
-  readonly [F in OperatorField]?: Exclude<LockRecord[F], undefined> | null
-}
-
-/**
  * The run that holds the lock, as its acquisition wrote it (`LockRecord.running`): its token and
  * the tick it runs for. Trusted only while `token` is the record's own: a writer that does not
  * know the field (an older release) keeps it as it is when it takes the lock with a new token.
@@ -306,6 +298,17 @@ function isPauseRecord(value: unknown): boolean {
   return typeof by === 'string' && isFiniteNonNegative(at) && (note === undefined || typeof note === 'string')
 }
 
+/**
+ * Why `record`'s fields are not what every reader takes (the name of the first field of a wrong
+ * type), or undefined when they are: checked before a record is written, as on every read.
+ */
+export function wrongField(record: Readonly<Record<string, unknown>>): string | undefined {
+  for (const [field, isValid] of Object.entries(optionalChecks)) {
+    if (field in record && !isValid(record[field])) return field
+  }
+  return undefined
+}
+
 /** The versions this release reads. */
 const READABLE_VERSIONS: readonly unknown[] = [RECORD_VERSION, PAUSED_RECORD_VERSION]
 
@@ -340,9 +343,8 @@ export function parseRecord(raw: string, key: string, etag?: string): LockRecord
   if (!isFiniteNonNegative(expires_at))
     throw corrupted(`"expires_at" must be a non-negative number, got ${JSON.stringify(expires_at)}`)
   if (typeof owner !== 'string') throw corrupted(`"owner" must be a string, got ${JSON.stringify(owner)}`)
-  for (const [field, isValid] of Object.entries(optionalChecks)) {
-    if (field in record && !isValid(record[field])) throw corrupted(`"${field}" has a wrong type`)
-  }
+  const wrong = wrongField(record)
+  if (wrong !== undefined) throw corrupted(`"${wrong}" has a wrong type`)
   return record as LockRecord
 }
 
@@ -381,11 +383,13 @@ export function serializeRecord(record: LockRecord): string {
   return JSON.stringify({ ...record, v })
 }
 
-/** Sets, or (`null`) removes, the schedule control fields of `record`. */
-export function withSchedule(record: LockRecord, fields: ScheduleFields): LockRecord {
+/**
+ * `record` with `fields` set, or (`null`) removed; `undefined` leaves one as it is. Its version
+ * follows, as `serializeRecord` writes it. Checks nothing: its callers write only fields they own.
+ */
+export function withFields(record: LockRecord, fields: { readonly [field: string]: unknown }): LockRecord {
   const next: Record<string, unknown> = { ...record }
-  for (const field of OPERATOR_FIELDS) {
-    const value = fields[field]
+  for (const [field, value] of Object.entries(fields)) {
     if (value === null) delete next[field]
     else if (value !== undefined) next[field] = value
   }
@@ -414,7 +418,7 @@ export function rebaseOnOperatorWrite(
   for (const field of OPERATOR_FIELDS) {
     if (canonical(base[field]) !== canonical(current[field])) changed[field] = current[field] ?? null
   }
-  return withSchedule(next, changed as ScheduleFields)
+  return withFields(next, changed)
 }
 
 /** A value as JSON with every object's keys sorted, so equal records compare equal. */

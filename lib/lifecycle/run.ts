@@ -148,17 +148,13 @@ export class SingletonRun {
         // A completed run spends its checkpoint: the next run (the next tick) starts afresh.
         // The run goes into the record's history with this same write (when history is kept).
         const run = { ...(tick !== undefined && { tick }) }
-        await lease.release(
-          succeeded
-            ? {
-                clearState: true,
-                ...(tick !== undefined && this.#settings.recordTick !== false && { lastRun: tick }),
-                schedule: counted.schedule,
-                outcome: RunOutcome.Completed,
-                ...run,
-              }
-            : { schedule: counted.schedule, outcome: RunOutcome.Failed, ...run },
-        )
+        const lastRun = succeeded && tick !== undefined && this.#settings.recordTick !== false
+        await lease.release({
+          ...(succeeded && { clearState: true }),
+          fields: { ...counted.schedule, ...(lastRun && { last_run: tick }) },
+          outcome: succeeded ? RunOutcome.Completed : RunOutcome.Failed,
+          ...run,
+        })
         report('info', 'lock released', {
           outcome: Outcome.Released,
           key,

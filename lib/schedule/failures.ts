@@ -1,4 +1,5 @@
-import type { LockRecord, PauseRecord, ScheduleFields } from '../core/record.js'
+import type { LockRecord, PauseRecord } from '../core/record.js'
+import type { ScheduleFields } from './fields.js'
 
 /** What a run's release writes about failed runs, and the pause it starts, if any. */
 export interface FailureCount {

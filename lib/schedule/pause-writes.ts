@@ -8,15 +8,10 @@ import {
   operatorWrite,
   sameJson,
 } from '../core/operator-write.js'
-import {
-  type LockRecord,
-  OPERATOR_FIELDS,
-  type PauseRecord,
-  type ScheduleFields,
-  withSchedule,
-} from '../core/record.js'
+import { type LockRecord, OPERATOR_FIELDS, type PauseRecord } from '../core/record.js'
 import { WriteStatus } from '../core/store.js'
 import type { Snapshot, StoreSession } from '../core/store-session.js'
+import { type ScheduleFields, withSchedule } from './fields.js'
 
 /** Every schedule control field removed: what `resume` writes (no pause, no count of failed runs). */
 const CLEARED_SCHEDULE: ScheduleFields = Object.fromEntries(OPERATOR_FIELDS.map((field) => [field, null]))

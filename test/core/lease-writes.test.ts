@@ -66,7 +66,7 @@ describe('a renewal', () => {
 
   it('keeps the last_run a previous run recorded', async () => {
     const { store, lock, record } = setup()
-    await (await leaseOf(lock('previous').tryAcquire()))?.release({ lastRun: 'tick-1' })
+    await (await leaseOf(lock('previous').tryAcquire()))?.release({ fields: { last_run: 'tick-1' } })
     store.memory.putRaw(KEY, JSON.stringify({ ...record(), expires_at: 0 }))
     const lease = await leaseOf(lock().tryAcquire())
     await lease?.renew()
@@ -244,7 +244,7 @@ describe('a checkpoint', () => {
     expect(record()).toMatchObject({ expires_at: 0, state: { cursor: 7 } })
     const next = await leaseOf(lock().tryAcquire())
     expect(next?.record.state).toEqual({ cursor: 7 })
-    await next?.release({ clearState: true, lastRun: 'tick-2' })
+    await next?.release({ clearState: true, fields: { last_run: 'tick-2' } })
     expect(record()).toMatchObject({ expires_at: 0, last_run: 'tick-2' })
     expect(record()).not.toHaveProperty('state')
   })
@@ -303,5 +303,40 @@ describe('a cursor', () => {
     await expect(lease.saveCursor(1n as never)).rejects.toBeInstanceOf(LockOptionsError)
     expect(store.calls).toEqual([])
     expect(lease.isHeld).toBe(true)
+  })
+})
+
+describe('a release given the job’s own fields', () => {
+  it('writes those it is given, removes those given null, and keeps the rest', async () => {
+    const { lock, record } = setup()
+    await (await leaseOf(lock().tryAcquire()))?.release({ fields: { last_run: 'tick-1', mark: { at: 1 } } })
+    expect(record()).toMatchObject({ expires_at: 0, last_run: 'tick-1', mark: { at: 1 } })
+    await (await leaseOf(lock().tryAcquire()))?.release({ fields: { mark: null, other: undefined } })
+    expect(record()).toMatchObject({ last_run: 'tick-1' })
+    expect(record()).not.toHaveProperty('mark')
+    expect(record()).not.toHaveProperty('other')
+  })
+
+  it('writes the paused record version with a pause', async () => {
+    const { lock, record } = setup()
+    await (await leaseOf(lock().tryAcquire()))?.release({ fields: { paused: { by: 'job/1', at: 1 } } })
+    expect(record()).toMatchObject({ v: 2, paused: { by: 'job/1', at: 1 } })
+  })
+
+  it.each([
+    ['the token, which the lease owns', { token: 1 }],
+    ['the lease end', { expires_at: 4_000_000_000 }],
+    ['the history, which the run recorder keeps', { history: [] }],
+    ['the checkpoint, which has its own patch', { state: 1 }],
+    ['a pause that is no pause record', { paused: 'yes' }],
+    ['a failure count that is no count', { failures: -1 }],
+  ])('refuses %s, writing nothing, and stays held', async (_, fields) => {
+    const { store, held } = setup()
+    const lease = await held()
+    await expect(lease.release({ fields })).rejects.toBeInstanceOf(LockOptionsError)
+    expect(store.calls.filter((call) => call !== 'read')).toEqual([])
+    expect(lease.isReleased).toBe(false)
+    await lease.release()
+    expect(lease.isReleased).toBe(true)
   })
 })

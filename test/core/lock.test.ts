@@ -254,7 +254,9 @@ describe('Lock (protocol core, in-memory store)', () => {
     const lease = await leaseOf(contender('a').tryAcquire())
     time.advance((lease?.remainingMs ?? 0) + 1) // past its own end, before anyone could take over (1 s margin)
     expect(lease?.signal.reason).toMatchObject({ reason: 'expired' })
-    await expect(lease?.release({ lastRun: 'tick' })).rejects.toMatchObject({ reason: 'expired' })
+    await expect(lease?.release({ fields: { last_run: 'tick' } })).rejects.toMatchObject({
+      reason: 'expired',
+    })
     expect(record()).toMatchObject({ token: lease?.record.token, expires_at: 0 })
     expect(record().last_run).toBeUndefined() // the run is not known to have completed
     const next = await leaseOf(contender('b').tryAcquire())
@@ -289,7 +291,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     )
     const lease = await leaseOf(contender('a').tryAcquire())
     await lease?.saveCheckpoint({ cursor: 42 })
-    await lease?.release({ lastRun: '2026-11-21T03:00:00Z' })
+    await lease?.release({ fields: { last_run: '2026-11-21T03:00:00Z' } })
     expect(lease?.record.token).toBeGreaterThan(7)
     expect(lease?.record.run).toBe(1) // the record had no run count yet
     const next = await leaseOf(contender('b').tryAcquire())
@@ -315,7 +317,7 @@ describe('Lock (protocol core, in-memory store)', () => {
     const { contender, store } = setup()
     const a = contender('a')
     const lease = await leaseOf(a.tryAcquire())
-    await lease?.release({ lastRun: 'tick-1' })
+    await lease?.release({ fields: { last_run: 'tick-1' } })
     const b = contender('b')
     const writes = store.requests.create + store.requests.replace
     expect(await leaseOf(b.tryAcquire({ skipIf: (record) => record.last_run === 'tick-1' }))).toBeNull()

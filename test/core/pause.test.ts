@@ -4,10 +4,10 @@ import {
   parseRecord,
   rebaseOnOperatorWrite,
   serializeRecord,
-  withSchedule,
 } from '../../lib/core/record.js'
 import { Lock, LockConflictError, LockCorruptedError, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
+import { withSchedule } from '../../lib/schedule/fields.js'
 import { leaseOf } from '../support/lease-of.js'
 import { operatorFor } from '../support/operator-for.js'
 import { SimTime } from '../support/sim-clock.js'
@@ -253,7 +253,7 @@ describe('a skip decided on our own last write', () => {
     const job = contender('job/1')
     const lease = await leaseOf(job.tryAcquire())
     // The run pauses the job itself as it releases (pauseAfterFailures does this).
-    await lease?.release({ schedule: { paused: { by: 'job/1', at: 1 } } })
+    await lease?.release({ fields: { paused: { by: 'job/1', at: 1 } } })
     await operator.resume()
     const skipIfPaused = (record: LockRecord) => record.paused !== undefined
     const before = { ...store.requests }
@@ -266,7 +266,7 @@ describe('a skip decided on our own last write', () => {
     const { contender, store, stored } = setup()
     const job = contender('job/1')
     const lease = await leaseOf(job.tryAcquire())
-    await lease?.release({ schedule: { paused: { by: 'job/1', at: 1 } } })
+    await lease?.release({ fields: { paused: { by: 'job/1', at: 1 } } })
     const written = store.peek(KEY)
     const attempt = await job.tryAcquire({ skipIf: (record) => record.paused !== undefined })
     expect(attempt).toMatchObject({ status: 'skipped', record: { paused: { by: 'job/1' } } })

@@ -73,7 +73,7 @@ describe('replacing a live holder (replaceIf)', () => {
     const old = await leaseOf(lock('old').tryAcquire({ tick: OLD_TICK }))
     const attempt = await lock('new').tryAcquire({ tick: NEW_TICK, replaceIf: olderThan(NEW_TICK) })
     if (!old || attempt.status !== 'acquired') throw new Error('unreachable')
-    await attempt.lease.release({ outcome: 'completed', lastRun: NEW_TICK })
+    await attempt.lease.release({ outcome: 'completed', fields: { last_run: NEW_TICK } })
     await expect(old.renew()).rejects.toMatchObject({ reason: 'replaced' })
   })
 

@@ -1,4 +1,10 @@
-import { LockConflictError, LockLostError, LockStoreError, LockTimeoutError } from '../../lib/core/errors.js'
+import {
+  LockConflictError,
+  LockLostError,
+  LockOptionsError,
+  LockStoreError,
+  LockTimeoutError,
+} from '../../lib/core/errors.js'
 import { keepAlive } from '../../lib/core/heartbeat.js'
 import type { Lease } from '../../lib/core/lease.js'
 import { Lock } from '../../lib/core/lock.js'
@@ -89,6 +95,24 @@ function graspingRecorder(size: number): RunRecorder {
   })
 }
 
+/**
+ * A release that grasps at the lease through the job's own fields (`RecordPatch.fields`): a
+ * lower token, a far term, another owner. Refused before anything is written (docs/guarantees.md,
+ * I1 and I2), and the lease stays held for the release that follows.
+ */
+async function graspingRelease(stage: Stage, lease: Lease, who: string): Promise<void> {
+  const fields = { token: 1, expires_at: 9_999_999_999, owner: `${who}/grasped` }
+  const refused = await lease.release({ fields }).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  if (refused instanceof LockOptionsError || refused instanceof LockLostError) return
+  stage.oracle.fail(
+    'I2',
+    `${who}: a release given the lease's own fields was not refused (${String(refused)})`,
+  )
+}
+
 /** No recorder, history kept (`keepHistory`), or a recorder that grasps at the lease. */
 function pickRecorder(stage: Stage): RunRecorder | undefined {
   const size = stage.world.random.int(0, 3)
@@ -147,7 +171,8 @@ export function coreContender(
         stop()
         if (use !== TokenUse.Never) await writeOutput(stage, process, lease, who, lease.signal)
         if (stage.world.random.chance(0.3)) await lease.saveCheckpoint({ step: call })
-        await lease.release()
+        if (stage.world.random.chance(0.2)) await graspingRelease(stage, lease, who)
+        await lease.release(stage.world.random.chance(0.5) ? { fields: { last_run: who } } : {})
         stage.trace(`${who} released token ${lease.record.token}`)
       } catch (error) {
         unexpected(stage, who, error)
