@@ -71,7 +71,7 @@ export function acquisitionRecord(
 }
 
 /** The fields of a record that make its lease: the lock's own, which no run recorder changes. */
-export const LEASE_FIELDS = [
+const LEASE_FIELDS = [
   'v',
   'token',
   'run',

@@ -10,6 +10,7 @@ import {
   RunOutcome,
   rebaseOnOperatorWrite,
   serializeRecord,
+  withFields,
   withinRecordSize,
   wrongField,
 } from './record.js'
@@ -299,8 +300,8 @@ export class Lease {
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
-    const next: Record<string, unknown> = { ...this.#record, ...fields }
-    if (patch.fields) this.#withJobFields(next, patch.fields)
+    const lease: LockRecord = { ...this.#record, ...fields }
+    const next: Record<string, unknown> = patch.fields ? this.#withJobFields(lease, patch.fields) : lease
     if (patch.state !== undefined) next.state = this.#checked('state', patch.state, 'Checkpoint state')
     else if (patch.clearState) delete next.state
     if (patch.cursor !== undefined) next.cursor = this.#checked('cursor', patch.cursor, 'Cursor')
@@ -308,8 +309,12 @@ export class Lease {
     return withinRecordSize(next as LockRecord)
   }
 
-  /** Sets (or, `null`, removes) the job's `fields` on `next`, refusing what is not the job's to write. */
-  #withJobFields(next: Record<string, unknown>, fields: RecordFields): void {
+  /**
+   * `record` with the job's `fields` set (or, `null`, removed), refusing what is not the job's to
+   * write. Only the fields set are checked: the rest were read as valid, or are the lock's own.
+   */
+  #withJobFields(record: LockRecord, fields: RecordFields): LockRecord {
+    const set: Record<string, unknown> = {}
     for (const [field, value] of Object.entries(fields)) {
       if (value === undefined) continue
       if (NOT_JOB_FIELDS.has(field)) {
@@ -319,16 +324,16 @@ export class Lease {
           { key: this.key },
         )
       }
-      if (value === null) delete next[field]
-      else next[field] = this.#checked(field, value as JsonValue, `The field "${field}"`)
+      if (value !== null) set[field] = this.#checked(field, value as JsonValue, `The field "${field}"`)
     }
-    const wrong = wrongField(next)
+    const wrong = wrongField(set)
     if (wrong !== undefined) {
       throw new LockOptionsError(
         `The field "${wrong}" would be of a wrong type, which every reader refuses; nothing was written`,
         { key: this.key },
       )
     }
+    return withFields(record, fields)
   }
 
   /**

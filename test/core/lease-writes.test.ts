@@ -309,12 +309,14 @@ describe('a cursor', () => {
 describe('a release given the job’s own fields', () => {
   it('writes those it is given, removes those given null, and keeps the rest', async () => {
     const { lock, record } = setup()
-    await (await leaseOf(lock().tryAcquire()))?.release({ fields: { last_run: 'tick-1', mark: { at: 1 } } })
-    expect(record()).toMatchObject({ expires_at: 0, last_run: 'tick-1', mark: { at: 1 } })
-    await (await leaseOf(lock().tryAcquire()))?.release({ fields: { mark: null, other: undefined } })
+    const first = { last_run: 'tick-1', mark: { at: 1 }, failures: 2, failed_run: 1 }
+    await (await leaseOf(lock().tryAcquire()))?.release({ fields: first })
+    expect(record()).toMatchObject({ expires_at: 0, ...first })
+    const removed = { mark: null, failures: null, failed_run: null, other: undefined }
+    await (await leaseOf(lock().tryAcquire()))?.release({ fields: removed })
     expect(record()).toMatchObject({ last_run: 'tick-1' })
-    expect(record()).not.toHaveProperty('mark')
-    expect(record()).not.toHaveProperty('other')
+    for (const field of ['mark', 'failures', 'failed_run', 'other'])
+      expect(record()).not.toHaveProperty(field)
   })
 
   it('writes the paused record version with a pause', async () => {

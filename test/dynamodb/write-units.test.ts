@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { withSingleton } from '../../lib/index.js'
+import { onConsumedCapacity } from '../support/consumed-capacity.js'
 import { freshTable, testDynamoDBClient } from '../support/dynamodb.js'
 import { lambdaContext, schedulerEvent } from '../support/lambda-context.js'
 
@@ -21,17 +22,9 @@ afterAll(() => client.destroy())
 async function writeUnitsOf(runs: number, historySize?: number, functionName?: string): Promise<number[]> {
   const counting = testDynamoDBClient()
   const units: number[] = []
-  counting.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName !== 'PutItemCommand') return next(args)
-      const input = { ...(args.input as object), ReturnConsumedCapacity: 'TOTAL' }
-      const result = await next({ ...args, input })
-      const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity
-      units.push(consumed?.CapacityUnits ?? Number.NaN)
-      return result
-    },
-    { step: 'initialize', name: 'writeUnits' },
-  )
+  onConsumedCapacity(counting, (operation, consumed) => {
+    if (operation === 'PutItem') units.push(consumed ?? Number.NaN)
+  })
   const key = `units-${historySize ?? 'default'}-${functionName?.length ?? 0}`
   const handler = withSingleton(async () => 'done', {
     store: new DynamoDBLockStore({ client: counting, tableName }),
