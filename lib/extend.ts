@@ -7,10 +7,8 @@
 export { DEFAULT_METRICS_NAMESPACE, MetricDimension, SingletonMetric } from './config.js'
 export type { BackoffOptions } from './core/backoff.js'
 export { type Clock, systemClock } from './core/clock.js'
-// Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
-// skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
-export type { RecordFields, RecordPatch } from './core/lease.js'
 export type { LeaseOptions, RunRecorder } from './core/lock-options.js'
+export { parseRecord } from './core/parse-record.js'
 export {
   type EndedByOperatorRecord,
   type HistoryEntry,
@@ -23,12 +21,14 @@ export {
   type OperatorField,
   PAUSED_RECORD_VERSION,
   type PauseRecord,
-  parseRecord,
   RECORD_VERSION,
   type ReplacedRecord,
   type RunningRecord,
   RunOutcome,
 } from './core/record.js'
+// Moved here from the root, which keeps what a job's code needs: the lease's record patch, the
+// skip results' common base, and the context any invocation gives (the root's LambdaContext is one).
+export type { RecordFields, RecordPatch } from './core/record-patch.js'
 export {
   canListKeys,
   type ListKeysOptions,

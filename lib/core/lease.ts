@@ -1,53 +1,16 @@
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
-import { NOT_JOB_FIELDS, withoutRunning, withRunRecorded } from './holder-record.js'
+import { withoutRunning, withRunRecorded } from './holder-record.js'
 import type { RunRecorder } from './lock-options.js'
 import {
   type JsonValue,
   type LockRecord,
-  MAX_RECORD_DEPTH,
-  MAX_STATE_BYTES,
-  nestingDepth,
   RunOutcome,
   rebaseOnOperatorWrite,
   serializeRecord,
-  withFields,
-  withinRecordSize,
-  wrongField,
 } from './record.js'
+import { patchedRecord, type RecordPatch } from './record-patch.js'
 import { type WriteResult, WriteStatus } from './store.js'
 import { contradicted, type Snapshot, type StoreSession } from './store-session.js'
-
-/**
- * Fields a holder may set on the record when it writes. The record carries two kinds of memory:
- * `state`, the checkpoint of work not finished yet (a run that completes clears it, so the next
- * run starts afresh), and `cursor`, where the work stands across runs (kept until replaced).
- */
-export interface RecordPatch {
-  /** A checkpoint for the next holder (`LockRecord.state`). `undefined` leaves it as it is. */
-  readonly state?: JsonValue
-  /** Removes the checkpoint (`state`): the work it tracked is complete. Ignored with `state`. */
-  readonly clearState?: boolean
-  /** Where the work stands across runs (`LockRecord.cursor`). `undefined` leaves it as it is. */
-  readonly cursor?: JsonValue
-  /**
-   * The job's own fields, set, or (`null`) removed; `undefined` leaves one as it is: what the
-   * record keeps for the job besides its lease, such as the schedule's `last_run`, `paused` and
-   * failure counts. Refused (`LockOptionsError`, nothing written): the lease's fields, `state`,
-   * `cursor`, `history` and `ended_by` (each has a writer of its own), and a value no reader
-   * would take (a `paused` that is no `PauseRecord`, a count that is no count).
-   */
-  readonly fields?: RecordFields
-  /**
-   * How the run ended, for the record's `history` (only `release` records it, and only when the
-   * lock keeps its runs: `LockOptions.recordRun`). With `tick`, the tick it ran for.
-   */
-  readonly outcome?: typeof RunOutcome.Completed | typeof RunOutcome.Failed
-  /** The tick the run was for, kept in its `history` entry (`outcome`). */
-  readonly tick?: string
-}
-
-/** A record's fields by name, as `RecordPatch.fields` sets them: JSON values, or `null` to remove one. */
-export type RecordFields = { readonly [field: string]: unknown }
 
 /** How long a release may keep retrying transient failures when the lease has little time left. */
 const MIN_RELEASE_BUDGET_MS = 5_000
@@ -300,131 +263,80 @@ export class Lease {
   }
 
   #patched(patch: RecordPatch, fields: Partial<LockRecord>): LockRecord {
-    const lease: LockRecord = { ...this.#record, ...fields }
-    const next: Record<string, unknown> = patch.fields ? this.#withJobFields(lease, patch.fields) : lease
-    if (patch.state !== undefined) next.state = this.#checked('state', patch.state, 'Checkpoint state')
-    else if (patch.clearState) delete next.state
-    if (patch.cursor !== undefined) next.cursor = this.#checked('cursor', patch.cursor, 'Cursor')
-    // History makes room for a checkpoint or a cursor, never the other way round.
-    return withinRecordSize(next as LockRecord)
+    return patchedRecord({ ...this.#record, ...fields }, patch, {
+      key: this.key,
+      limits: this.#session.limits,
+    })
   }
 
   /**
-   * `record` with the job's `fields` set (or, `null`, removed), refusing what is not the job's to
-   * write. Only the fields set are checked: the rest were read as valid, or are the lock's own.
+   * Writes `record` on our last etag; when someone else wrote since, carries their change over
+   * (`#carriedOver`) and writes again, or ends the lease.
    */
-  #withJobFields(record: LockRecord, fields: RecordFields): LockRecord {
-    const set: Record<string, unknown> = {}
-    for (const [field, value] of Object.entries(fields)) {
-      if (value === undefined) continue
-      if (NOT_JOB_FIELDS.has(field)) {
-        throw new LockOptionsError(
-          `"${field}" is not the job's to set through fields: the lease's own, the checkpoint, the ` +
-            `cursor, the history and ended_by each have their own writer; nothing was written`,
-          { key: this.key },
-        )
-      }
-      if (value !== null) set[field] = this.#checked(field, value as JsonValue, `The field "${field}"`)
-    }
-    const wrong = wrongField(set)
-    if (wrong !== undefined) {
-      throw new LockOptionsError(
-        `The field "${wrong}" would be of a wrong type, which every reader refuses; nothing was written`,
-        { key: this.key },
-      )
-    }
-    return withFields(record, fields)
-  }
-
-  /**
-   * `value` as it may be stored as the record's `field`: refused (`LockOptionsError`) when no
-   * reader could take it back, when the store cannot hold it (`LockStore.limits`), or when it is
-   * larger than `MAX_STATE_BYTES`.
-   */
-  #checked(field: string, value: JsonValue, what: string): JsonValue {
-    const limits = this.#session.limits
-    // The value sits one level below the record.
-    const limit = Math.min(MAX_RECORD_DEPTH, limits?.recordDepth ?? MAX_RECORD_DEPTH) - 1
-    const refused = (why: string, cause?: unknown) =>
-      new LockOptionsError(`${what} ${why}; nothing was written`, { key: this.key, cause })
-    if (nestingDepth(value, limit) > limit) {
-      throw refused(`nests more than ${limit} levels deep (or contains itself)`)
-    }
-    let text: string | undefined
-    try {
-      text = JSON.stringify(value)
-    } catch (error) {
-      throw refused('cannot be written as JSON', error)
-    }
-    if (text === undefined) throw refused('is not a JSON value')
-    const size = Buffer.byteLength(text, 'utf8')
-    if (size > MAX_STATE_BYTES) {
-      throw new LockOptionsError(`${what} is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, {
-        key: this.key,
-      })
-    }
-    const unstorable = limits?.unstorable?.(field, value)
-    if (unstorable !== undefined) throw refused(`cannot be stored as it is: ${unstorable}`)
-    return value
-  }
-
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {
-    let body = serializeRecord(record)
     for (let conflicts = 0; ; conflicts++) {
-      let result: WriteResult
-      try {
-        result = await this.#session.write(body, this.#etag, budgetDeadline)
-      } catch (error) {
-        if (this.#session.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
-          throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)
-        }
-        throw error
-      }
+      const result = await this.#send(record, budgetDeadline)
       // The watchdog may have declared the lease over while the write was on its way.
       if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
-      switch (result.status) {
-        case WriteStatus.Written:
-          this.#record = record
-          this.#etag = result.etag
-          this.#session.remember(record, result.etag)
-          return
-        case WriteStatus.Absent:
-          throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
-        case WriteStatus.PreconditionFailed: {
-          // Some engines (Ceph) answer a missing object's If-Match with 412 rather than 404.
-          const current = await this.#session.read(this.#session.clock.now() + 1_000).then(
-            (found) => found.snapshot,
-            () => null,
-          )
-          if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
-          // The object is as our condition named it, yet the condition failed: the engine does not
-          // evaluate conditions as S3 and DynamoDB do (dynalite's = on maps). Writing again would
-          // spin until the lease ran out; say so at once, and keep the lease (nobody else wrote).
-          if (current?.etag === this.#etag) throw contradicted(this.key, this.#etag)
-          record = this.#carriedOver(current, record)
-          body = serializeRecord(record)
-          continue
-        }
-        case WriteStatus.Conflict: {
-          // Someone else's conditional write was in flight. If it did not land, ours may.
-          const { snapshot: current } = await this.#session.read(budgetDeadline)
-          if (current?.etag !== this.#etag) {
-            // It landed: an operator's pause or resume is carried over, as after a 412.
-            record = this.#carriedOver(current, record)
-            body = serializeRecord(record)
-            continue
-          }
-          // Each conflict is someone else's write in flight: try again while time is left.
-          await this.#session.waitBeforeRetry(conflicts, undefined, budgetDeadline)
-          if (this.#session.clock.now() >= budgetDeadline) {
-            throw new LockStoreError(
-              `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,
-              { key: this.key, retryable: true },
-            )
-          }
-        }
+      if (result.status === WriteStatus.Written) {
+        this.#record = record
+        this.#etag = result.etag
+        this.#session.remember(record, result.etag)
+        return
       }
+      if (result.status === WriteStatus.Absent)
+        throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
+      record =
+        result.status === WriteStatus.PreconditionFailed
+          ? await this.#afterPreconditionFailed(record)
+          : await this.#afterConflict(record, conflicts, budgetDeadline)
     }
+  }
+
+  /** One conditional write of `record`; a lease past its end that could not be written is lost. */
+  async #send(record: LockRecord, budgetDeadline: number): Promise<WriteResult> {
+    try {
+      return await this.#session.write(serializeRecord(record), this.#etag, budgetDeadline)
+    } catch (error) {
+      if (this.#session.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
+        throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)
+      }
+      throw error
+    }
+  }
+
+  /** Our etag is no longer the object's: the record to write instead, or the lease ends. */
+  async #afterPreconditionFailed(record: LockRecord): Promise<LockRecord> {
+    // Some engines (Ceph) answer a missing object's If-Match with 412 rather than 404.
+    const current = await this.#session.read(this.#session.clock.now() + 1_000).then(
+      (found) => found.snapshot,
+      () => null,
+    )
+    if (current === undefined) throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
+    // The object is as our condition named it, yet the condition failed: the engine does not
+    // evaluate conditions as S3 and DynamoDB do (dynalite's = on maps). Writing again would
+    // spin until the lease ran out; say so at once, and keep the lease (nobody else wrote).
+    if (current?.etag === this.#etag) throw contradicted(this.key, this.#etag)
+    return this.#carriedOver(current, record)
+  }
+
+  /** Someone else's conditional write was in flight: if it landed, as after a 412; if not, ours may. */
+  async #afterConflict(record: LockRecord, conflicts: number, budgetDeadline: number): Promise<LockRecord> {
+    const { snapshot: current } = await this.#session.read(budgetDeadline)
+    // It landed: an operator's pause or resume is carried over, as after a 412.
+    if (current?.etag !== this.#etag) return this.#carriedOver(current, record)
+    // Each conflict is someone else's write in flight: try again while time is left.
+    await this.#session.waitBeforeRetry(conflicts, undefined, budgetDeadline)
+    if (this.#session.clock.now() >= budgetDeadline) {
+      throw new LockStoreError(
+        `Lock "${this.key}": ${conflicts + 1} write conflicts in a row, out of time to retry`,
+        {
+          key: this.key,
+          retryable: true,
+        },
+      )
+    }
+    return record
   }
 
   /**

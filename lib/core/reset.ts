@@ -2,7 +2,8 @@
 // follow), written over whatever is there, never lowering a token unless told to go back to the clock.
 import { ConflictReason, LockOptionsError } from './errors.js'
 import { refused } from './operator-write.js'
-import { type LockRecord, parseRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { parseRecord } from './parse-record.js'
+import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
 import type { StoreSession } from './store-session.js'

@@ -9,7 +9,7 @@ const ERROR_HELPERS = new Set(['fail', 'corrupted', 'refused'])
 const MESSAGE_ARGUMENT = new Map([
   ['report', 1], // report(level, message, event)
   ['lose', 1], // this.#lose(reason, why, ...)
-  ['refused', 1], // refused(key, message, reason) of lib/core/operator.ts
+  ['refused', 1], // refused(key, message, reason) of lib/core/operator-write.ts
   ['validateTiming', 1], // validateTiming(timing, where, key): `where` prefixes the message
 ])
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { type LockRecord, parseRecord } from '../../lib/core/record.js'
+import { parseRecord } from '../../lib/core/parse-record.js'
+import type { LockRecord } from '../../lib/core/record.js'
 import type { LockStore } from '../../lib/core/store.js'
 import { type Lease, Lock, LockConflictError, LockLostError, LockStoreError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'

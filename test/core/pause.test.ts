@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import {
-  type LockRecord,
-  parseRecord,
-  rebaseOnOperatorWrite,
-  serializeRecord,
-} from '../../lib/core/record.js'
+import { parseRecord } from '../../lib/core/parse-record.js'
+import { type LockRecord, rebaseOnOperatorWrite, serializeRecord } from '../../lib/core/record.js'
 import { Lock, LockConflictError, LockCorruptedError, LockLostError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'
 import { withSchedule } from '../../lib/schedule/fields.js'

@@ -11,8 +11,8 @@ import { parseRecord as parseRecord10 } from './fixtures/record-1.0.js'
 // In this file the Lock reads records as release 1.0 did: an old function, still deployed
 // beside the new one (a rolling deploy, another region, a rollback), meeting what this release
 // writes. Everything else (serializeRecord, withSchedule) is this release's.
-vi.mock('../../lib/core/record.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../lib/core/record.js')>()
+vi.mock('../../lib/core/parse-record.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../lib/core/parse-record.js')>()
   const old = await import('./fixtures/record-1.0.js')
   return { ...actual, parseRecord: old.parseRecord }
 })

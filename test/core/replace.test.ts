@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { acquisitionRecord, runningTick } from '../../lib/core/holder-record.js'
-import { type LockRecord, parseRecord } from '../../lib/core/record.js'
+import { parseRecord } from '../../lib/core/parse-record.js'
+import type { LockRecord } from '../../lib/core/record.js'
 import { LockCorruptedError, LockLostError } from '../../lib/index.js'
 import { keepHistory } from '../../lib/schedule/history.js'
 import { leaseOf } from '../support/lease-of.js'

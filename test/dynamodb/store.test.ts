@@ -1,7 +1,7 @@
 import { type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LockCorruptedError, LockStoreError } from '../../lib/core/errors.js'
-import { parseRecord } from '../../lib/core/record.js'
+import { parseRecord } from '../../lib/core/parse-record.js'
 import { type LockStore, ReadStatus, type WriteResult, WriteStatus } from '../../lib/core/store.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
 import { BODY_ATTRIBUTE, VERSION_ATTRIBUTE } from '../../lib/dynamodb/item.js'

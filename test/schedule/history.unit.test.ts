@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { parseRecord } from '../../lib/core/parse-record.js'
 import {
   type HistoryEntry,
   type LockRecord,
   MAX_RECORD_BYTES,
   MAX_STATE_BYTES,
-  parseRecord,
   serializeRecord,
   withinRecordSize,
 } from '../../lib/core/record.js'
