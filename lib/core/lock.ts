@@ -26,13 +26,26 @@ import {
   type ReadOutcome,
   type Snapshot,
   type StoreSession,
+  type WriteOutcome,
 } from './store-session.js'
-import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, validateTiming } from './timing.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, type LeaseTerm, validateTiming } from './timing.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
 /** Budget for store retries of calls that are not tied to a lease. */
 const READ_BUDGET_MS = 10_000
+
+/** One acquisition attempt's ask, this lock's defaults applied. */
+interface Attempt {
+  readonly owner: string
+  readonly ttlMs: number
+  readonly holdUntil: number | undefined
+  readonly tick: string | undefined
+  readonly watchMs: number | undefined
+  readonly signal: AbortSignal | undefined
+  /** Local time until which its store calls may retry: the lease's end, or the wait's. */
+  readonly budget: number
+}
 
 /**
  * A named lock on a `LockStore`: the lease protocol of docs/how-it-works.md, independent of
@@ -177,27 +190,11 @@ export class Lock {
 
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */
   async #attemptOnce(options: TryAcquireOptions, endsAt = Number.POSITIVE_INFINITY): Promise<Acquisition> {
-    const session = this.#session
-    const { signal, holdUntil } = options
-    const ttlMs = options.ttlMs ?? this.ttlMs
-    const owner = options.owner ?? this.owner
-    const leaseEnd = holdUntil ?? session.clock.now() + ttlMs - this.clockSkewMarginMs
-    const budget = Math.min(leaseEnd, endsAt)
-
-    const live = this.#liveLeaseOf(owner)
+    const attempt = this.#attemptOf(options, endsAt)
+    const live = this.#liveLeaseOf(attempt.owner)
     if (live) return { status: AcquireStatus.Held, holder: live.record }
 
-    // Written over blind, without a read first: our own last write, or a free record read ahead.
-    let cached: OwnWrite | undefined = this.#blindStartFor(owner)
-    let found: ReadOutcome
-    if (cached) found = foundIn({ ...cached, serverLower: Number.NEGATIVE_INFINITY })
-    else {
-      const ahead = await session.takeReadAhead()
-      signal?.throwIfAborted()
-      cached = ahead
-      found = ahead ? foundIn(ahead) : await session.read(budget, signal)
-    }
-
+    let { cached, found } = await this.#firstLook(attempt)
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const { snapshot } = found
@@ -205,72 +202,127 @@ export class Lock {
         // Our own last write may be stale (a pause resumed since): a skip is decided on a read.
         if (!cached) return { status: AcquireStatus.Skipped, record: snapshot.record }
         cached = undefined
-        found = await session.read(budget, signal)
+        found = await this.#session.read(attempt.budget, attempt.signal)
         continue
       }
       // Another owner's live lease: held, unless this attempt is to replace it (a newer tick's run).
       const replacing =
-        snapshot !== undefined && !cached && !session.isFree(snapshot) && snapshot.record.owner !== owner
+        snapshot !== undefined &&
+        !cached &&
+        !this.#session.isFree(snapshot) &&
+        snapshot.record.owner !== attempt.owner
       if (replacing && !options.replaceIf?.(snapshot.record)) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      // Written at once: the lease is handed out the moment its write lands, and its token's wait
-      // (until the store's clock has passed it) is paid by `lease.fencingToken()`, only where the
-      // token is used (docs/guarantees.md, I2). Holding the lease back for that wait would let it be
-      // replaced or force-released meanwhile, unseen.
-      const token = session.nextToken(snapshot?.record.token)
-      if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
-      const term =
-        holdUntil === undefined ? session.termFromToken(token, ttlMs) : session.termUntil(holdUntil)
-      const record = acquisitionRecord(snapshot?.record, owner, token, term, {
-        tick: options.tick,
-        watchMs: options.watchMs,
-        replacing,
-        recordRun: this.#recordRun,
-      })
-      const result = await session.write(serializeRecord(record), snapshot?.etag ?? null, budget, signal)
-
-      switch (result.status) {
-        case WriteStatus.Written:
-          return {
-            status: AcquireStatus.Acquired,
-            lease: this.#handOut(record, result.etag, term.ttlMs, holdUntil),
-            ...(replacing && snapshot && { replaced: snapshot.record }),
-          }
-        case WriteStatus.PreconditionFailed:
-          if (!snapshot && found.unconfirmedAbsence) {
-            deniedOnce = true
-            break // it exists after all: read it
-          }
-          // Another contender won this round, or our cache was stale: read what is there now. The
-          // next round names the winner as the holder (one read, paid only by a loser of a race;
-          // none when settling an ambiguous write read it already), or takes the lock if the
-          // winner has already released it.
-          break
-        case WriteStatus.Conflict:
-          await session.waitBeforeRetry(round, signal)
-          break
-        // Stryker disable next-line ConditionalExpression: with no case matched, the switch falls through to the same re-read
-        case WriteStatus.Absent:
-          break // the object vanished under an If-Match: read again, then create
+      const { record, term, result } = await this.#writeLease(attempt, snapshot, replacing)
+      if (result.status === WriteStatus.Written) {
+        return {
+          status: AcquireStatus.Acquired,
+          lease: this.#handOut(record, result.etag, term.ttlMs, attempt.holdUntil),
+          ...(replacing && snapshot && { replaced: snapshot.record }),
+        }
       }
-      if (cached) session.forget(cached.etag)
+      // A create refused where a read saw nothing: it exists after all, read it.
+      if (result.status === WriteStatus.PreconditionFailed && !snapshot && found.unconfirmedAbsence) {
+        deniedOnce = true
+      }
+      if (result.status === WriteStatus.Conflict) await this.#session.waitBeforeRetry(round, attempt.signal)
+      if (cached) this.#session.forget(cached.etag)
       cached = undefined
-      // A write that failed ambiguously was settled by a read: it shows what is there now.
-      found = result.current ? foundIn(result.current) : await session.read(budget, signal)
-      // Refused, yet the object is at the very version the write was conditional on: no other
-      // round can do better on such an engine (dynalite's = on maps); say so, do not spin.
-      const expected = snapshot?.etag
-      const refused = result.status === WriteStatus.PreconditionFailed
-      if (refused && expected !== undefined && found.snapshot?.etag === expected) {
-        throw contradicted(this.key, expected)
-      }
-      if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
+      found = await this.#lookAgain(attempt, result, snapshot?.etag, deniedOnce)
     }
     throw new LockStoreError(`Lock "${this.key}": still contended after ${MAX_ROUNDS} rounds`, {
       key: this.key,
       retryable: true,
     })
+  }
+
+  /** What one attempt asks for, with this lock's defaults, and until when its store calls may retry. */
+  #attemptOf(options: TryAcquireOptions, endsAt: number): Attempt {
+    const { signal, holdUntil, tick, watchMs } = options
+    const ttlMs = options.ttlMs ?? this.ttlMs
+    const leaseEnd = holdUntil ?? this.#session.clock.now() + ttlMs - this.clockSkewMarginMs
+    return {
+      owner: options.owner ?? this.owner,
+      ttlMs,
+      holdUntil,
+      tick,
+      watchMs,
+      signal,
+      budget: Math.min(leaseEnd, endsAt),
+    }
+  }
+
+  /**
+   * What the attempt's first write goes over: written over blind, without a read first, our own
+   * last write or a free record read ahead (`cached`); else what a read finds.
+   */
+  async #firstLook(attempt: Attempt): Promise<{ cached: OwnWrite | undefined; found: ReadOutcome }> {
+    const own = this.#blindStartFor(attempt.owner)
+    if (own) return { cached: own, found: foundIn({ ...own, serverLower: Number.NEGATIVE_INFINITY }) }
+    const ahead = await this.#session.takeReadAhead()
+    attempt.signal?.throwIfAborted()
+    if (ahead) return { cached: ahead, found: foundIn(ahead) }
+    return { cached: undefined, found: await this.#session.read(attempt.budget, attempt.signal) }
+  }
+
+  /**
+   * Writes the attempt's lease over `snapshot` (or creates the object). Written at once: the
+   * lease is handed out the moment its write lands, and its token's wait (until the store's clock
+   * has passed it) is paid by `lease.fencingToken()`, only where the token is used
+   * (docs/guarantees.md, I2). Holding the lease back for that wait would let it be replaced or
+   * force-released meanwhile, unseen.
+   */
+  async #writeLease(
+    attempt: Attempt,
+    snapshot: Snapshot | undefined,
+    replacing: boolean,
+  ): Promise<{ record: LockRecord; term: LeaseTerm; result: WriteOutcome }> {
+    const session = this.#session
+    const { holdUntil } = attempt
+    const token = session.nextToken(snapshot?.record.token)
+    if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
+    const term =
+      holdUntil === undefined ? session.termFromToken(token, attempt.ttlMs) : session.termUntil(holdUntil)
+    const record = acquisitionRecord(snapshot?.record, attempt.owner, token, term, {
+      tick: attempt.tick,
+      watchMs: attempt.watchMs,
+      replacing,
+      recordRun: this.#recordRun,
+    })
+    const result = await session.write(
+      serializeRecord(record),
+      snapshot?.etag ?? null,
+      attempt.budget,
+      attempt.signal,
+    )
+    return { record, term, result }
+  }
+
+  /**
+   * What is there after a refused write (`result`, conditional on `expected`): another contender
+   * won the round, or our cache was stale. The next round names the winner as the holder (one
+   * read, paid only by a loser of a race; none when settling an ambiguous write read it already),
+   * or takes the lock if the winner has released it already.
+   */
+  async #lookAgain(
+    attempt: Attempt,
+    result: WriteOutcome,
+    expected: string | undefined,
+    deniedOnce: boolean,
+  ): Promise<ReadOutcome> {
+    // A write that failed ambiguously was settled by a read: it shows what is there now.
+    const found = result.current
+      ? foundIn(result.current)
+      : await this.#session.read(attempt.budget, attempt.signal)
+    // Refused, yet the object is at the very version the write was conditional on: no other
+    // round can do better on such an engine (dynalite's = on maps); say so, do not spin.
+    const refused = result.status === WriteStatus.PreconditionFailed
+    if (refused && expected !== undefined && found.snapshot?.etag === expected) {
+      throw contradicted(this.key, expected)
+    }
+    if (deniedOnce && !found.snapshot && found.unconfirmedAbsence) throw unreadable(this.key)
+    return found
   }
 
   /**
