@@ -72,23 +72,62 @@ export function realWorld(signals: SignalSource): ExecWorld {
  * `ExitCode`'s when it did not run (held, lost, not found, interrupted).
  */
 export async function exec(context: ExecContext, world: ExecWorld): Promise<ExitCode> {
-  const { settings } = context
   // A command that cannot start is reported before the lock is taken: no run, no failure counted.
-  const [program] = settings.argv
-  const unstartable = await world.locate(program)
-  if (unstartable) {
-    const exitCode = unstartable.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
-    // `error.exitCode`, as exec's other failures (`--json`) carry it: the task counts it as failed.
+  const unstartable = await refuseUnstartable(context, world)
+  if (unstartable !== undefined) return unstartable
+  const lifecycle = lifecycleFor(context, world)
+  // One owner per wrapper process: the operator (--owner, or user@host), then pid and a nonce.
+  const invocation = { functionName: context.operator, awsRequestId: world.runId() }
+  let start: Awaited<ReturnType<typeof lifecycle.begin>>
+  try {
+    start = await lifecycle.begin(undefined, invocation, context.signal)
+  } catch (error) {
+    if (!context.signal?.aborted) throw error
+    // Stopped while it waited for the lock: nothing was taken, nothing ran, nothing is recorded.
     context.err(
-      logLine(LogLevel.Error, `cannot run ${program}: ${unstartable.message}; the lock was not taken`, {
-        [LogField.key]: context.key,
-        code: unstartable.code,
-        [LogField.error]: { [LogField.exitCode]: exitCode },
+      logLine(LogLevel.Warn, 'interrupted while waiting for the lock; the command never started', {
+        key: context.key,
       }),
     )
-    return exitCode
+    return ExitCode.Interrupted
   }
-  const lifecycle = new SingletonLifecycle<undefined, InvocationContext>(
+  if (start.status === 'skipped') return skipCode(start.result, context.settings)
+  const { run } = start
+  const token = await tokenBeforeStart(run, context, world)
+  // No await between this look and supervise's taking over the signals: none can slip between.
+  if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
+  if (token === undefined) {
+    // Lost while its token was awaited (the run's report said why): the command never started.
+    await lifecycle.end(run, false)
+    return ExitCode.Lost
+  }
+  return superviseRun(lifecycle, run, token, context, world)
+}
+
+/** The exit code for a program that cannot be started (said on stderr), or undefined when it can. */
+async function refuseUnstartable(context: ExecContext, world: ExecWorld): Promise<ExitCode | undefined> {
+  const [program] = context.settings.argv
+  const unstartable = await world.locate(program)
+  if (!unstartable) return undefined
+  const exitCode = unstartable.code === 'ENOENT' ? ExitCode.CommandNotFound : ExitCode.CannotRun
+  // `error.exitCode`, as exec's other failures (`--json`) carry it: the task counts it as failed.
+  context.err(
+    logLine(LogLevel.Error, `cannot run ${program}: ${unstartable.message}; the lock was not taken`, {
+      [LogField.key]: context.key,
+      code: unstartable.code,
+      [LogField.error]: { [LogField.exitCode]: exitCode },
+    }),
+  )
+  return exitCode
+}
+
+/** The run lifecycle exec's settings ask for: the one the Middy and plain adapters use. */
+function lifecycleFor(
+  context: ExecContext,
+  world: ExecWorld,
+): SingletonLifecycle<undefined, InvocationContext> {
+  const { settings } = context
+  return new SingletonLifecycle<undefined, InvocationContext>(
     {
       store: context.store,
       keyPrefix: '', // --key is the whole key, as for the other commands
@@ -106,45 +145,37 @@ export async function exec(context: ExecContext, world: ExecWorld): Promise<Exit
     },
     'lambda-singleton exec',
   )
-  // One owner per wrapper process: the operator (--owner, or user@host), then pid and a nonce.
-  const invocation = {
-    functionName: context.operator,
-    awsRequestId: world.runId(),
-  }
-  let start: Awaited<ReturnType<typeof lifecycle.begin>>
-  try {
-    start = await lifecycle.begin(undefined, invocation, context.signal)
-  } catch (error) {
-    if (!context.signal?.aborted) throw error
-    // Stopped while it waited for the lock: nothing was taken, nothing ran, nothing is recorded.
-    context.err(
-      logLine(LogLevel.Warn, 'interrupted while waiting for the lock; the command never started', {
-        key: context.key,
-      }),
-    )
-    return ExitCode.Interrupted
-  }
-  if (start.status === 'skipped') return skipCode(start.result, settings)
-  const { run } = start
-  const { handle } = run
-  // The command finds its token in its environment: it starts once the token is safe to use. A
-  // wait for it (a process's first lease) is long enough for an operator or a newer tick to end
-  // the lease unseen: then one read says whether it is still ours, before anything starts.
+}
+
+/**
+ * The token the command finds in its environment, once it is safe to use, or undefined when the
+ * lease was lost first. A wait for it (a process's first lease) is long enough for an operator or
+ * a newer tick to end the lease unseen: then one read says whether it is still ours.
+ */
+function tokenBeforeStart(
+  run: SingletonRun,
+  context: ExecContext,
+  world: ExecWorld,
+): Promise<number | undefined> {
   const waitFrom = world.clock.now()
-  const token = await handle
+  return run.handle
     .fencingToken(context.signal ? { signal: context.signal } : {})
     .then(async (ready) => {
       if (world.clock.now() - waitFrom >= 1) await run.lease.checkCurrent()
       return ready
     })
     .catch(() => undefined)
-  // No await between this look and supervise's taking over the signals: none can slip between.
-  if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
-  if (token === undefined) {
-    // Lost while its token was awaited (the run's report said why): the command never started.
-    await lifecycle.end(run, false)
-    return ExitCode.Lost
-  }
+}
+
+/** Runs the command under the held lease, ends the run, and says how it went (the exit code). */
+async function superviseRun(
+  lifecycle: SingletonLifecycle<undefined, InvocationContext>,
+  run: SingletonRun,
+  token: number,
+  context: ExecContext,
+  world: ExecWorld,
+): Promise<ExitCode> {
+  const { handle } = run
   const { err } = context
   const supervised = {
     key: handle.key,
@@ -155,7 +186,7 @@ export async function exec(context: ExecContext, world: ExecWorld): Promise<Exit
     signal: handle.signal,
     lease: run.lease,
   }
-  const ended = await supervise(supervised, settings, {
+  const ended = await supervise(supervised, context.settings, {
     start: world.start(err),
     signals: world.signals,
     clock: world.clock,
@@ -163,7 +194,7 @@ export async function exec(context: ExecContext, world: ExecWorld): Promise<Exit
   })
   const fields = { [LogField.key]: context.key, token, [LogField.status]: ended.status, lost: ended.lost }
   const level = ended.status === 0 && !ended.lost ? LogLevel.Info : LogLevel.Error
-  context.err(logLine(level, ExecMessage.CommandExited, fields))
+  err(logLine(level, ExecMessage.CommandExited, fields))
   await lifecycle.end(run, ended.status === 0 && !ended.lost)
   // A takeover between two renewals is found by the release: the run overlapped another all the same.
   const lost = ended.lost || run.lease.isLost

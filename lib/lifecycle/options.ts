@@ -155,24 +155,12 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     throw new LockOptionsError(`${where}: ${message}`)
   }
   const { key, store, waitMs = 0, clockSkewMarginMs = DEFAULT_CLOCK_SKEW_MARGIN_MS } = options
-  const keyPrefix = options.keyPrefix ?? process.env[LOCK_ENV.keyPrefix] ?? DEFAULT_KEY_PREFIX
-  if (typeof keyPrefix !== 'string') fail(`keyPrefix must be a string, got ${typeof keyPrefix}`)
-  // The leading-slash rule is S3's: checked when the environment names the store (a given one may be either).
-  const prefixProblem = keyPrefixProblem(keyPrefix, store === undefined ? environmentStoreKind() : undefined)
-  if (prefixProblem) {
-    fail(
-      `${sourceOf(options.keyPrefix, 'keyPrefix', LOCK_ENV.keyPrefix)} ${JSON.stringify(keyPrefix)} ${prefixProblem}`,
-    )
-  }
+  const keyPrefix = resolveKeyPrefix(options.keyPrefix, store, fail)
   if (key !== undefined && typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
     fail('key must be a non-empty string or a function (event, context) => string')
   }
   if (store !== undefined && !isStore(store)) fail('store must be a LockStore (read, create, replace)')
-  const given = options.onHeld ?? OnHeld.Skip
-  if (!Object.values(OnHeld).includes(given)) {
-    fail(`onHeld must be 'skip', 'fail' or 'replace', got ${String(given)}`)
-  }
-  const onHeld = given === OnHeld.Throw ? OnHeld.Fail : given
+  const onHeld = resolveOnHeld(options.onHeld, fail)
   // A run that may be replaced must hear of it while it runs: its lease is renewed, never held
   // silently to the invocation's end.
   const ttlMs = options.ttlMs ?? (onHeld === OnHeld.Replace ? DEFAULT_TTL_MS : undefined)
@@ -193,13 +181,7 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
   }
   validateMetrics(options.metrics, where)
   const { pauseAfterFailures } = options
-  const pauseProblem =
-    pauseAfterFailures === undefined ? undefined : pauseAfterFailuresProblem(pauseAfterFailures)
-  if (pauseProblem) {
-    fail(
-      `pauseAfterFailures ${pauseProblem}, got ${JSON.stringify(pauseAfterFailures) ?? String(pauseAfterFailures)}`,
-    )
-  }
+  if (pauseAfterFailures !== undefined) checkPauseAfterFailures(pauseAfterFailures, fail)
   validateHistorySize(options.historySize, 'historySize', fail)
   const maxTickAgeMs = resolveMaxTickAge(options.maxTickAgeMs, fail)
   return {
@@ -221,6 +203,35 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     recordRun: keepHistory(options.historySize ?? DEFAULT_HISTORY_SIZE),
     clock: options.clock,
   }
+}
+
+/** The `keyPrefix` option, else the environment's, else the default; refused when no store could use it. */
+function resolveKeyPrefix(
+  given: string | undefined,
+  store: unknown,
+  fail: (message: string) => never,
+): string {
+  const keyPrefix: unknown = given ?? process.env[LOCK_ENV.keyPrefix] ?? DEFAULT_KEY_PREFIX
+  if (typeof keyPrefix !== 'string') return fail(`keyPrefix must be a string, got ${typeof keyPrefix}`)
+  // The leading-slash rule is S3's: checked when the environment names the store (a given one may be either).
+  const problem = keyPrefixProblem(keyPrefix, store === undefined ? environmentStoreKind() : undefined)
+  if (problem)
+    fail(`${sourceOf(given, 'keyPrefix', LOCK_ENV.keyPrefix)} ${JSON.stringify(keyPrefix)} ${problem}`)
+  return keyPrefix
+}
+
+/** The `onHeld` option (default skip); `throw`, the former name of `fail`, is read as it. */
+function resolveOnHeld(given: OnHeld | undefined, fail: (message: string) => never): OnHeld {
+  const onHeld = given ?? OnHeld.Skip
+  if (!Object.values(OnHeld).includes(onHeld)) {
+    fail(`onHeld must be 'skip', 'fail' or 'replace', got ${String(onHeld)}`)
+  }
+  return onHeld === OnHeld.Throw ? OnHeld.Fail : onHeld
+}
+
+function checkPauseAfterFailures(value: number, fail: (message: string) => never): void {
+  const problem = pauseAfterFailuresProblem(value)
+  if (problem) fail(`pauseAfterFailures ${problem}, got ${JSON.stringify(value) ?? String(value)}`)
 }
 
 /** The `maxTickAgeMs` option, else the environment's; refused unless a finite number of ms above 0. */
