@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Lock, LockStoreError } from '../../lib/index.js'
+import { AcquireStatus, Lock, LockStoreError } from '../../lib/index.js'
 import { leaseOf } from '../support/lease-of.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { SimTime } from '../support/sim-clock.js'
@@ -42,6 +42,17 @@ describe('an acquisition meeting a 409 (another conditional write in flight)', (
     expect(retriedAt - firstAt).toBeGreaterThanOrEqual(25)
     expect(retriedAt - firstAt).toBeLessThan(25 + 1_000)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
+  })
+
+  it('on a record it writes over, takes the lock once the write in flight turns out not to have landed', async () => {
+    const { store, lock, put } = setup()
+    put({ token: 6, expires_at: 0 })
+    store.script('replace', 'conflict')
+    const lease = await leaseOf(lock().tryAcquire())
+    expect(lease?.record.token).toBeGreaterThan(6)
+    // The record was as the first write expected it: a 409 is no sign of an engine that
+    // contradicts itself, only of a write in flight.
+    expect(store.calls).toEqual(['read', 'replace', 'read', 'replace'])
   })
 
   it('gives up after 8 contended rounds, retryably', async () => {
@@ -91,5 +102,31 @@ describe('a reader that may not see whether the object exists (S3 answers 403 to
     expect(lease).toMatchObject({ record: { run: 1 } })
     expect(lease?.record.token).toBeGreaterThanOrEqual(start)
     expect(store.calls).toEqual(['read', 'create', 'read', 'create'])
+  })
+})
+
+describe('an acquisition that loses a race (412: another contender wrote first)', () => {
+  it('reads at once, with no backoff, and names the winner as the holder', async () => {
+    const { time, store, lock, put } = setup()
+    put({ token: 6, expires_at: 0 })
+    let lostAt = 0
+    let readAt = 0
+    store
+      .script('read', 'ok', () => {
+        readAt = time.now
+        return undefined
+      })
+      .script('replace', (memory) => {
+        memory.putRaw(
+          KEY,
+          JSON.stringify({ v: 1, token: 7, expires_at: time.now / 1_000 + 60, owner: 'winner' }),
+        )
+        lostAt = time.now
+        return undefined
+      })
+    const result = await lock().tryAcquire()
+    expect(result).toMatchObject({ status: AcquireStatus.Held, holder: { owner: 'winner', token: 7 } })
+    expect(store.calls).toEqual(['read', 'replace', 'read'])
+    expect(readAt - lostAt).toBe(0)
   })
 })

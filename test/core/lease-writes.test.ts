@@ -192,6 +192,19 @@ describe('a renewal', () => {
     expect(record()).toMatchObject({ token: lease.record.token })
   })
 
+  it('that fails for good with time left rejects with the store’s error, and the lease stays held', async () => {
+    const { store, held } = setup()
+    const lease = await held()
+    store.script('replace', 'fatal')
+    const error = await lease.renew().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(LockStoreError)
+    expect(error).not.toBeInstanceOf(LockLostError)
+    expect(lease.isHeld).toBe(true)
+    expect(lease.signal.aborted).toBe(false)
+    await lease.renew()
+    expect(store.calls).toEqual(['replace', 'replace'])
+  })
+
   it.each([
     ['its watchdog fired meanwhile', true],
     ['no timer ran (a frozen process)', false],
