@@ -1,0 +1,149 @@
+/**
+ * `npm run bench:trace`: where a warm run's milliseconds go, request by request. A 50 ms job
+ * that never reads its token runs back to back in one warm container per peer (lambda-singleton
+ * on DynamoDB and on S3, Powertools idempotency on DynamoDB), peers taking turns; every SDK call
+ * is timed at two points of the client's middleware stack: when the call starts (`initialize`)
+ * and when its request goes on the wire (`finalizeRequest`), and again when each returns. A
+ * run's wall time is then cut into segments: the peer's own code before a call, the SDK's
+ * serialization, the request on the wire (the engine's time and the network's), the SDK's
+ * parsing of the answer, and the time between the handler's end and the release.
+ *
+ * The segments' medians are over the second half of TRACE_RUNS runs (default 200): the JIT and
+ * the engines warm, as a container's later runs are; the time each peer adds is also given over
+ * runs 1–10, 11–100 and 101–200, to show how far a container's first runs are from its later
+ * ones. Times depend on the machine; the segments' sizes next to each other are the point.
+ */
+import { randomUUID } from 'node:crypto'
+import type { MiddlewareStack } from '@smithy/types'
+import { type DynamoDBEngine, dynamodbEngine, type S3Engine, s3Engine } from './engines.js'
+import { type Contender, tick } from './peers/contender.js'
+import { JOB_SHAPES, runJob } from './peers/job.js'
+import { powertoolsIdempotency } from './peers/powertools.js'
+import { singletonOnDynamoDB, singletonOnS3 } from './peers/singleton.js'
+
+const RUNS = Number(process.env.TRACE_RUNS ?? 200)
+
+interface Mark {
+  readonly at: number
+  readonly what: 'call' | 'send' | 'answer' | 'return'
+}
+
+/** The marks of the run under way; every traced client writes here. */
+let marks: Mark[] = []
+const mark = (what: Mark['what']) => marks.push({ at: performance.now(), what })
+
+/** `client`, its calls marked (see the file's comment). */
+// biome-ignore lint/suspicious/noExplicitAny: any client's stack; the marks read nothing of its types
+function traced<C extends { middlewareStack: MiddlewareStack<any, any> }>(client: C): C {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      mark('call')
+      const result = await next(args)
+      mark('return')
+      return result
+    },
+    { step: 'initialize', priority: 'high', name: 'traceCall' },
+  )
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      mark('send')
+      try {
+        return await next(args)
+      } finally {
+        mark('answer')
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'traceWire' },
+  )
+  return client
+}
+
+/** What each gap between two marks is, by the marks it lies between. */
+function segmentName(from: Mark['what'] | 'start' | 'end', to: Mark['what'] | 'end', call: number): string {
+  if (from === 'start') return 'own code before the first call'
+  if (to === 'end') return 'own code after the last call'
+  if (from === 'call') return `call ${call}: SDK serializes`
+  if (from === 'send') return `call ${call}: on the wire`
+  if (from === 'answer') return `call ${call}: SDK parses the answer`
+  return call === 2 ? 'handler (50 ms) and own code before the release' : `own code before call ${call}`
+}
+
+/** One run's segments, in ms, by name. */
+function segmentsOf(startedAt: number, endedAt: number, runMarks: readonly Mark[]): Map<string, number> {
+  const segments = new Map<string, number>()
+  let previous: { at: number; what: Mark['what'] | 'start' | 'end' } = { at: startedAt, what: 'start' }
+  let call = 0
+  for (const next of [...runMarks, { at: endedAt, what: 'end' as const }]) {
+    if (next.what === 'call') call++
+    const name = segmentName(previous.what, next.what, next.what === 'call' ? call : call || 1)
+    segments.set(name, (segments.get(name) ?? 0) + (next.at - previous.at))
+    previous = next
+  }
+  return segments
+}
+
+const median = (values: readonly number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
+
+async function main(): Promise<void> {
+  const s3Endpoint = process.env.S3_ENDPOINT
+  const dynamodbEndpoint = process.env.DYNAMODB_ENDPOINT
+  if (!s3Endpoint || !dynamodbEndpoint)
+    throw new Error('S3_ENDPOINT and DYNAMODB_ENDPOINT must be set (npm run bench:trace sets both)')
+  const s3: S3Engine = await s3Engine(s3Endpoint)
+  const dynamodb: DynamoDBEngine = dynamodbEngine(dynamodbEndpoint)
+  const tracedS3 = { ...s3, client: () => traced(s3.client()) }
+  const tracedDynamoDB = { ...dynamodb, client: () => traced(dynamodb.client()) }
+  const peers: Contender[] = [
+    singletonOnDynamoDB(tracedDynamoDB, await dynamodb.createTable('trace', 'pk')),
+    singletonOnS3(tracedS3),
+    powertoolsIdempotency(tracedDynamoDB, await dynamodb.createTable('trace-powertools', 'id')),
+  ]
+  const job = `trace-${randomUUID().slice(0, 8)}`
+  process.env.AWS_LAMBDA_FUNCTION_NAME = job
+  const containers = peers.map((peer) => peer.container())
+  const runs = peers.map((): Map<string, number>[] => [])
+  const walls = peers.map((): number[] => [])
+  // Each run its own tick: Powertools replays a tick it has seen.
+  let second = Math.floor(Date.now() / 1_000)
+  for (let round = 0; round < RUNS; round++) {
+    for (const [i, container] of containers.entries()) {
+      marks = []
+      const startedAt = performance.now()
+      const run = await runJob(container, job, tick(second++), JOB_SHAPES[0])
+      const endedAt = performance.now()
+      walls[i]?.push(run.addedMs)
+      if (round >= RUNS / 2) runs[i]?.push(segmentsOf(startedAt, endedAt, marks))
+    }
+  }
+  const names = [...new Set(runs.flatMap((list) => list.flatMap((segments) => [...segments.keys()])))]
+  const rows = names.map((name) => [
+    name,
+    ...runs.map((list) => median(list.map((segments) => segments.get(name) ?? 0)).toFixed(2)),
+  ])
+  rows.push([
+    "added to the job (wall time minus the handler's), median",
+    ...walls.map((list) => median(list.slice(RUNS / 2)).toFixed(2)),
+  ])
+  // A container's first runs are slower than its later ones (a new client's connection and the
+  // SDK's caches, the JIT; lambda-singleton's also carry the probes of the store's clock its INIT
+  // sends): the bench's rows of 10 warm runs show the first, a container serving a cron for
+  // hours the last.
+  const spans = [
+    [0, 10],
+    [10, 100],
+    [100, RUNS],
+  ] as const
+  for (const [from, to] of spans.filter(([from]) => from < RUNS)) {
+    const label = `added, median of runs ${from + 1}–${Math.min(to, RUNS)}`
+    rows.push([label, ...walls.map((list) => median(list.slice(from, to)).toFixed(2))])
+  }
+  console.log(
+    `| segment, median ms over runs ${Math.ceil(RUNS / 2) + 1}–${RUNS} | ${peers.map((p) => p.name).join(' | ')} |`,
+  )
+  console.log(`| --- |${peers.map(() => ' --- |').join('')}`)
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+  process.exit(0)
+}
+
+await main()
