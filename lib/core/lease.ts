@@ -274,8 +274,9 @@ export class Lease {
    * (`#carriedOver`) and writes again, or ends the lease.
    */
   async #write(record: LockRecord, budgetDeadline: number): Promise<void> {
+    let body = serializeRecord(record)
     for (let conflicts = 0; ; conflicts++) {
-      const result = await this.#send(record, budgetDeadline)
+      const result = await this.#send(body, budgetDeadline)
       // The watchdog may have declared the lease over while the write was on its way.
       if (this.#status === LeaseStatus.Lost && this.#lostError) throw this.#lostError
       if (result.status === WriteStatus.Written) {
@@ -286,17 +287,20 @@ export class Lease {
       }
       if (result.status === WriteStatus.Absent)
         throw this.#lose(LostReason.Deleted, 'the lock object was deleted')
-      record =
+      const next =
         result.status === WriteStatus.PreconditionFailed
           ? await this.#afterPreconditionFailed(record)
           : await this.#afterConflict(record, conflicts, budgetDeadline)
+      // Rebased on someone else's write; otherwise the very bytes go again.
+      if (next !== record) body = serializeRecord(next)
+      record = next
     }
   }
 
-  /** One conditional write of `record`; a lease past its end that could not be written is lost. */
-  async #send(record: LockRecord, budgetDeadline: number): Promise<WriteResult> {
+  /** One conditional write of `body`; a lease past its end that could not be written is lost. */
+  async #send(body: string, budgetDeadline: number): Promise<WriteResult> {
     try {
-      return await this.#session.write(serializeRecord(record), this.#etag, budgetDeadline)
+      return await this.#session.write(body, this.#etag, budgetDeadline)
     } catch (error) {
       if (this.#session.clock.now() >= this.#deadline && this.#status !== LeaseStatus.Released) {
         throw this.#lose(LostReason.Expired, 'could not be renewed before it expired', undefined, error)

@@ -73,6 +73,7 @@ export function patchedRecord(record: LockRecord, patch: RecordPatch, target: Pa
  */
 function withJobFields(record: LockRecord, fields: RecordFields, target: PatchTarget): LockRecord {
   const set: Record<string, unknown> = {}
+  const removed: Record<string, null> = {}
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue
     if (NOT_JOB_FIELDS.has(field)) {
@@ -82,7 +83,8 @@ function withJobFields(record: LockRecord, fields: RecordFields, target: PatchTa
         { key: target.key },
       )
     }
-    if (value !== null) set[field] = checked(field, value as JsonValue, `The field "${field}"`, target)
+    if (value === null) removed[field] = null
+    else set[field] = checked(field, value as JsonValue, `The field "${field}"`, target)
   }
   const wrong = wrongField(set)
   if (wrong !== undefined) {
@@ -91,11 +93,11 @@ function withJobFields(record: LockRecord, fields: RecordFields, target: PatchTa
       { key: target.key },
     )
   }
-  return withFields(record, fields)
+  return withFields(record, { ...removed, ...set })
 }
 
 /**
- * `value` as it may be stored as the record's `field`: refused (`LockOptionsError`) when no
+ * A copy of `value` as it is stored as the record's `field`: refused (`LockOptionsError`) when no
  * reader could take it back, when the store cannot hold it (`LockStore.limits`), or when it is
  * larger than `MAX_STATE_BYTES`.
  */
@@ -118,7 +120,10 @@ function checked(field: string, value: JsonValue, what: string, { key, limits }:
   if (size > MAX_STATE_BYTES) {
     throw new LockOptionsError(`${what} is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, { key })
   }
-  const unstorable = limits?.unstorable?.(field, value)
+  // A copy, as written: the job may go on changing its own object while the write is retried,
+  // and later writes of the lease carry the value over from its record.
+  const stored = JSON.parse(text) as JsonValue
+  const unstorable = limits?.unstorable?.(field, stored)
   if (unstorable !== undefined) throw refused(`cannot be stored as it is: ${unstorable}`)
-  return value
+  return stored
 }

@@ -227,6 +227,22 @@ describe('a renewal', () => {
 })
 
 describe('a checkpoint', () => {
+  it('is written as it was when saved, even when the job changes its object while a 409 is retried', async () => {
+    const { store, held, record } = setup()
+    const lease = await held()
+    const checkpoint = { done: 1 }
+    store.script('replace', () => {
+      checkpoint.done = 2 // the job goes on with its object while the write waits to be retried
+      return 'conflict'
+    })
+    await lease.saveCheckpoint(checkpoint)
+    expect(store.calls).toEqual(['replace', 'read', 'replace'])
+    expect(record().state).toEqual({ done: 1 })
+    checkpoint.done = 3 // nor does a later write of the lease carry the job's object over
+    await lease.release()
+    expect(record().state).toEqual({ done: 1 })
+  })
+
   it('stores state without extending the lease, and leaves state alone when a renewal does not set it', async () => {
     const { held, record } = setup()
     const lease = await held()
@@ -330,6 +346,18 @@ describe('a release given the job’s own fields', () => {
     expect(record()).toMatchObject({ last_run: 'tick-1' })
     for (const field of ['mark', 'failures', 'failed_run', 'other'])
       expect(record()).not.toHaveProperty(field)
+  })
+
+  it('writes them as they were given, even when the job changes its objects while a 409 is retried', async () => {
+    const { store, held, record } = setup()
+    const lease = await held()
+    const mark = { at: 1 }
+    store.script('replace', () => {
+      mark.at = 2
+      return 'conflict'
+    })
+    await lease.release({ fields: { mark } })
+    expect(record()).toMatchObject({ expires_at: 0, mark: { at: 1 } })
   })
 
   it('writes the paused record version with a pause', async () => {
