@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import type { MiddlewareStack } from '@smithy/types'
 import { type DynamoDBEngine, dynamodbEngine, type S3Engine, s3Engine } from './engines.js'
+import { median } from './measure.js'
 import { type Contender, tick } from './peers/contender.js'
 import { JOB_SHAPES, runJob } from './peers/job.js'
 import { powertoolsIdempotency } from './peers/powertools.js'
@@ -75,15 +76,12 @@ function segmentsOf(startedAt: number, endedAt: number, runMarks: readonly Mark[
   let call = 0
   for (const next of [...runMarks, { at: endedAt, what: 'end' as const }]) {
     if (next.what === 'call') call++
-    const name = segmentName(previous.what, next.what, next.what === 'call' ? call : call || 1)
+    const name = segmentName(previous.what, next.what, call)
     segments.set(name, (segments.get(name) ?? 0) + (next.at - previous.at))
     previous = next
   }
   return segments
 }
-
-const median = (values: readonly number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN
 
 async function main(): Promise<void> {
   const s3Endpoint = process.env.S3_ENDPOINT
