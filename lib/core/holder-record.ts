@@ -1,6 +1,13 @@
 import { LockOptionsError } from './errors.js'
 import type { RunRecorder } from './lock-options.js'
-import { type LockRecord, nextRun, RECORD_VERSION, RunOutcome, withinRecordSize } from './record.js'
+import {
+  type LockRecord,
+  nextRun,
+  RECORD_VERSION,
+  RUN_LOG_FIELD,
+  RunOutcome,
+  withinRecordSize,
+} from './record.js'
 import type { LeaseTerm } from './timing.js'
 
 /**
@@ -92,7 +99,7 @@ export const NOT_JOB_FIELDS: ReadonlySet<string> = new Set([
   ...LEASE_FIELDS,
   'state',
   'cursor',
-  'history',
+  RUN_LOG_FIELD,
   'ended_by',
 ])
 

@@ -32,6 +32,20 @@ export const OPERATOR_FIELDS = ['paused', 'failures', 'failed_run'] as const
 export type OperatorField = (typeof OPERATOR_FIELDS)[number]
 
 /**
+ * The field the run recorder keeps (`LockOptions.recordRun`): its own writer's, so no holder's
+ * write sets it, and the first to give way when a record outgrows its size (`withinRecordSize`).
+ */
+export const RUN_LOG_FIELD = 'history'
+
+/**
+ * What `reset` keeps of the record it repairs: the operator's decision about the job (a pause),
+ * which is not part of what reset repairs. Nothing when there is none, or no valid record.
+ */
+export function keptByReset(record: LockRecord | undefined): Pick<LockRecord, 'paused'> {
+  return record?.paused === undefined ? {} : { paused: record.paused }
+}
+
+/**
  * The run that holds the lock, as its acquisition wrote it (`LockRecord.running`): its token and
  * the tick it runs for. Trusted only while `token` is the record's own: a writer that does not
  * know the field (an older release) keeps it as it is when it takes the lock with a new token.

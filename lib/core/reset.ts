@@ -3,7 +3,7 @@
 import { ConflictReason, LockOptionsError } from './errors.js'
 import { refused } from './operator-write.js'
 import { parseRecord } from './parse-record.js'
-import { type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
+import { keptByReset, type LockRecord, RECORD_VERSION, serializeRecord } from './record.js'
 import { salvage } from './salvage.js'
 import { ReadStatus, WriteStatus } from './store.js'
 import type { StoreSession } from './store-session.js'
@@ -65,14 +65,12 @@ export async function reset(
     // Back to the clock lowers the token on purpose: only whether it may be held is checked.
     assertResettable(session, { ...current, serverLower }, backToClock ? undefined : token, force)
   }
-  // A pause is an operator's decision about the job, not part of what reset repairs: it stays.
-  const paused = current.status === ReadStatus.Found ? validRecordIn(current, key)?.paused : undefined
   const record: LockRecord = {
     v: RECORD_VERSION,
     token,
     expires_at: 0,
     owner: `reset by ${operator}`,
-    ...(paused && { paused }),
+    ...keptByReset(current.status === ReadStatus.Found ? validRecordIn(current, key) : undefined),
   }
   const body = serializeRecord(record)
   const result = await session.writeOnce(body, current.status === ReadStatus.Found ? current.etag : null)
