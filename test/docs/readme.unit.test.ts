@@ -6,6 +6,7 @@ import * as middy from '../../lib/middy/index.js'
 import { root, tsBlocks, typeChecked, untracedTsBlocks } from './support/code-blocks.js'
 
 const readme = readFileSync(`${root}README.md`, 'utf8')
+const consumerCheck = readFileSync(`${root}scripts/consumer-check/run.sh`, 'utf8')
 
 /** Every TypeScript block of the README, with the file it says it comes from. */
 const blocks = tsBlocks(readme)
@@ -47,6 +48,23 @@ describe('README', () => {
     const commands = install.match(/```sh\n([\s\S]*?)```/)?.[1] ?? ''
     expect(commands).toMatch(/^npm install (--save-dev|-D) esbuild\b/m)
     expect(install).toMatch(/`cdk synth`[^.]*esbuild/)
+  })
+
+  it("tells a cdk init user that the app has esbuild already, as the consumer check's cdk init app shows", () => {
+    expect(section('Install')).toMatch(/A `cdk init` app has it: its `tsx` brings esbuild along/)
+    // The check's cdk init app is installed without esbuild, and its synth bundles the handler.
+    const appInstall = consumerCheck.match(/^\s*install "\$app"(?:.*\\\n)*.*$/m)?.[0]
+    expect(appInstall, 'the consumer check installs its cdk init app').toBeDefined()
+    expect(appInstall).not.toMatch(/esbuild/)
+  })
+
+  it("names the type packages Middy's declarations need with skipLibCheck off, the ones the consumer check adds", () => {
+    const packages = ['@types/aws-lambda', '@aws/durable-execution-sdk-js']
+    expect(section('Install')).toContain(`npm install --save-dev ${packages.join(' ')}`)
+    // The check that type-checks a Middy handler with skipLibCheck off installs exactly these.
+    const bundlerInstall = consumerCheck.match(/^\s*install "\$bundler"(?:.*\\\n)*.*$/m)?.[0] ?? ''
+    for (const name of packages) expect(bundlerInstall).toContain(`"${name}@`)
+    expect(consumerCheck).toMatch(/tsc -p tsconfig\.json --skipLibCheck false/)
   })
 
   it('says which way to use the library, naming only functions and methods that exist', () => {

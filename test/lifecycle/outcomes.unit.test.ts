@@ -91,6 +91,16 @@ describe('outcomes and log lines', () => {
     await clock.run(first)
   })
 
+  it("a run's history spans its handler's time: a token it never read adds no wait to it", async () => {
+    const { clock, wrap, context, record } = world()
+    const handler = wrap(async () => clock.sleep(2_500).then(() => 'ok'))
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    const [run] = record().history
+    expect(run.outcome).toBe('completed')
+    // In store seconds, as the lease's writes were stamped: the 2.5 s the handler ran, no more.
+    expect(run.ended - run.started).toBeCloseTo(2.5, 3)
+  })
+
   it('a skip after a lost race names the winner and its token', async () => {
     const { clock, wrap, context, outcomes } = world()
     const handler = wrap(async () => clock.sleep(1_000))
