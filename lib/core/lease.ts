@@ -1,6 +1,6 @@
 import { LockLostError, LockOptionsError, LockStoreError, LostReason } from './errors.js'
 import { withoutRunning, withRunRecorded } from './holder-record.js'
-import type { RunRecorder } from './lock-options.js'
+import { type RunRecorder, validateTick } from './lock-options.js'
 import {
   type JsonValue,
   type LockRecord,
@@ -226,6 +226,7 @@ export class Lease {
   release(patch: RecordPatch = {}): Promise<void> {
     return this.#serialized(async () => {
       if (this.#status === LeaseStatus.Released) return
+      validateTick(patch.tick, this.#session.key)
       if (this.#lostError?.reason === LostReason.Expired) await this.#freeIfStillOurs(patch.tick)
       this.#assertHeld()
       const budget = Math.max(this.#deadline, this.#session.clock.now() + MIN_RELEASE_BUDGET_MS)

@@ -194,6 +194,17 @@ export function validateOwner(owner: unknown, key: string, what = 'owner'): void
   }
 }
 
+/**
+ * A run's tick, as `running.tick` and a history entry keep it: a string (every reader refuses
+ * any other), of at most 1024 characters, like an owner.
+ */
+export function validateTick(tick: unknown, key: string): void {
+  if (tick !== undefined && (typeof tick !== 'string' || tick.length > 1024)) {
+    const got = typeof tick === 'string' ? `${tick.length} characters` : typeof tick
+    throw new LockOptionsError(`tick must be a string of at most 1024 characters, got ${got}`, { key })
+  }
+}
+
 /** Who acts when not told: this host and process, and a few random characters per instance. */
 export function defaultOwner(): string {
   return `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`

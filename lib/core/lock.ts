@@ -15,6 +15,7 @@ import {
   type TryAcquireOptions,
   validateLockOptions,
   validateOwner,
+  validateTick,
 } from './lock-options.js'
 import { type LockRecord, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
@@ -186,6 +187,7 @@ export class Lock {
       })
     }
     validateOwner(options.owner ?? this.owner, this.key)
+    validateTick(options.tick, this.key)
   }
 
   /** One read-and-write attempt; its store retries end at `endsAt` (the wait's end) if given. */

@@ -119,7 +119,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     await this.#sweepAbandoned()
     const config = this.#config
     const key = this.#keyOf(event, context)
-    const tick = config.tickId === false ? undefined : (config.tickId?.(event, context) ?? tickIdOf(event))
+    const tick = this.#tickOf(event, context, key)
     const late = this.#late(key, tick, context)
     if (late) return late
     const timing = runTiming(config, context, this.#clock)
@@ -144,6 +144,21 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       case AcquireStatus.Acquired:
         return this.#started(report, attempt, timing, at)
     }
+  }
+
+  /**
+   * The tick `event` is for: what the `tickId` option returns (else the scheduler's time), or
+   * none. A `tickId` typed away (an event of type any) may return anything: anything but a
+   * string would write a record no reader takes, so it fails the invocation, writing nothing.
+   */
+  #tickOf(event: TEvent, context: TContext, key: string): string | undefined {
+    const { tickId } = this.#config
+    if (tickId === false) return undefined
+    const tick: unknown = tickId?.(event, context) ?? tickIdOf(event)
+    if (tick !== undefined && typeof tick !== 'string') {
+      throw new LockOptionsError(`tickId must return a string or undefined, got ${typeof tick}`, { key })
+    }
+    return tick
   }
 
   /** The invocation skips: the job is paused, or its tick already completed (`record` as read). */

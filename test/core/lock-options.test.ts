@@ -61,4 +61,36 @@ describe('Lock options', () => {
     })
     expect(counted.requests.read).toBe(0)
   })
+
+  it.each([
+    ['a number', 42],
+    ['an object', { at: '2026-11-21T03:00:00Z' }],
+    ['over 1024 characters', 't'.repeat(1025)],
+  ])(
+    'refuses a tick that is %s, before any request: every reader would refuse the record it wrote',
+    async (_, tick) => {
+      const counted = new MemoryLockStore()
+      const lock = new Lock({ store: counted, key: 'k' })
+      await expect(lock.tryAcquire({ tick: tick as string })).rejects.toMatchObject({
+        name: 'LockOptionsError',
+        key: 'k',
+        message: expect.stringMatching(/tick must be a string of at most 1024 characters/),
+      })
+      expect(counted.requests.read).toBe(0)
+    },
+  )
+
+  it('refuses a release whose tick is not a string, writing nothing: the lease stays held', async () => {
+    const counted = new MemoryLockStore()
+    const lock = new Lock({ store: counted, key: 'k' })
+    const lease = await lock.acquire({ tick: '2026-11-21T03:00:00Z', waitMs: 0 })
+    const before = counted.peek('k')
+    await expect(
+      lease.release({ outcome: 'completed', tick: 42 as unknown as string }),
+    ).rejects.toBeInstanceOf(LockOptionsError)
+    expect(counted.peek('k')).toBe(before)
+    expect(lease.isHeld).toBe(true)
+    await lease.release({ outcome: 'completed', tick: '2026-11-21T03:00:00Z' })
+    expect(JSON.parse(counted.peek('k') ?? '{}')).toMatchObject({ expires_at: 0 })
+  })
 })

@@ -551,6 +551,20 @@ export function describeSingletonBehaviour(name: string, adapter: Adapter): void
         expect(await clock.run(handler({}, context()))).toBe('ran')
       })
 
+      it('refuses a tickId that returns no string, writing nothing: the job is not wedged', async () => {
+        const { clock, wrap, context, record } = world(adapter)
+        // As an event typed any lets through: `tickId: (e) => e.id` on a numeric id.
+        const numeric = wrap(async () => 'ran', { tickId: () => 42 as unknown as string })
+        await expect(clock.run(numeric({}, context()))).rejects.toMatchObject({
+          name: 'LockOptionsError',
+          message: expect.stringMatching(/tickId must return a string or undefined, got number/),
+        })
+        expect(record()).toBeNull()
+        // A handler with a good tickId runs next, as it would not over a record no reader takes.
+        const fixed = wrap(async () => 'ran', { tickId: () => 'batch-42' })
+        expect(await clock.run(fixed({}, context()))).toBe('ran')
+      })
+
       it('judges the time a tickId function returns, when it is one', async () => {
         const { clock, wrap, context } = world(adapter)
         const old = new Date(clock.now() - 2 * HOUR).toISOString()
