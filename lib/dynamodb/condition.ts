@@ -34,8 +34,9 @@ export const CONDITION_BUDGET = { operators: 290, length: 4_000 } as const
  * The condition that the item still holds `expected`'s attributes (its key aside), as far as one
  * condition can say. First the version attribute, which every write of this store changes (an
  * outsider's item has none: the first replace adds one, and that must fail all others, so then
- * it must still be absent); then the record's own fields, the body text, and the rest in name
- * order, each compared whole or not at all, while the budget lasts. On an item of more attributes
+ * it must still be absent); then the record's own fields and the body text, each as the item
+ * holds it or still absent (so that a record field added from outside fails it too), and the
+ * rest in name order, each compared whole or not at all, while the budget lasts. On an item of more attributes
  * than that (about 140), an outsider's in-place edit of one left out goes unnoticed.
  */
 export function sameItemCondition(
@@ -47,9 +48,13 @@ export function sameItemCondition(
   const version = expected[VERSION_ATTRIBUTE]
   if (version) builder.equal(builder.name(VERSION_ATTRIBUTE), version)
   else builder.absent(builder.name(VERSION_ATTRIBUTE))
-  for (const name of comparedFirst(expected)) {
+  for (const name of compared(expected)) {
     const mark = builder.mark()
-    builder.equal(builder.name(name), expected[name] as AttributeValue)
+    const value = expected[name]
+    // A record field the item lacks must still be absent: added from outside (a console's
+    // UpdateItem that pauses the job), it would otherwise be dropped by this write.
+    if (value === undefined) builder.absent(builder.name(name))
+    else builder.equal(builder.name(name), value)
     if (!builder.within(budget)) builder.rollBack(mark)
   }
   return builder
@@ -61,13 +66,20 @@ export interface ConditionBudget {
   readonly length: number
 }
 
-/** The attributes to compare besides the version, in the order they matter. */
-function comparedFirst(expected: Attributes): string[] {
+/**
+ * The attributes to compare besides the version, in the order they matter: the record's own
+ * fields and the body text, each as it is or as absent; then the rest of the item, by name.
+ */
+function compared(expected: Attributes): string[] {
   const first: readonly string[] = [...RECORD_FIELDS, BODY_ATTRIBUTE]
   const rest = Object.keys(expected)
     .filter((name) => name !== VERSION_ATTRIBUTE && !first.includes(name))
     .sort()
-  return [...first.filter((name) => Object.hasOwn(expected, name)), ...rest]
+  return [
+    ...first.filter((name) => Object.hasOwn(expected, name)),
+    ...first.filter((name) => !Object.hasOwn(expected, name)),
+    ...rest,
+  ]
 }
 
 /** Whether comparing `item` leaf by leaf would differ from comparing it whole. */

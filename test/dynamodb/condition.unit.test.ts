@@ -39,10 +39,15 @@ const wide = (count: number) =>
   Object.fromEntries(Array.from({ length: count }, (_, i) => [`team_field_${i}`, `value ${i}`]))
 
 describe('the condition of a replace', () => {
-  it('compares every attribute of an item that fits in one condition', () => {
+  it('compares every attribute of an item that fits in one condition, and requires every other record field absent', () => {
     const expected = { ...item({ extra: 'x' }), [VERSION_ATTRIBUTE]: { S: 'v1' } }
     const condition = sameItemCondition(expected, Comparison.Whole)
-    expect(comparedNames(condition).sort()).toEqual(Object.keys(expected).sort())
+    const absent = [...RECORD_FIELDS, BODY_ATTRIBUTE].filter((name) => !(name in expected))
+    expect(comparedNames(condition).sort()).toEqual([...Object.keys(expected), ...absent].sort())
+    for (const name of absent) {
+      const placeholder = Object.entries(condition.names).find(([, named]) => named === name)?.[0]
+      expect(condition.clauses).toContain(`attribute_not_exists(${placeholder})`)
+    }
     placeholdersMatch(condition)
   })
 

@@ -92,6 +92,31 @@ describe('DynamoDBLockStore on DynamoDB Local', () => {
     expect(await getItem(client, tableName, { pk: { S: key } })).toMatchObject({ owner: { S: 'operator' } })
   })
 
+  it('refuses a replace from the writer itself once a record field was added from outside (a console pause)', async () => {
+    const key = freshKey('added-field')
+    const store = storeOn()
+    const { etag } = written(await store.create(key, body({ expires_at: 0 })))
+    // An operator pauses in the console: UpdateItem adds `paused` and `cursor`, the version stays.
+    await client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: key } },
+        UpdateExpression: 'SET paused = :p, #c = :c',
+        ExpressionAttributeNames: { '#c': 'cursor' },
+        ExpressionAttributeValues: {
+          ':p': { M: { by: { S: 'alice (console)' }, at: { N: '1795856337' } } },
+          ':c': { S: 'resume-here' },
+        },
+      }),
+    )
+    // A warm holder writes over its own last write, blind: it must fail, not drop the pause.
+    expect((await store.replace(key, body({ token: 4 }), etag)).status).toBe(WriteStatus.PreconditionFailed)
+    expect(await getItem(client, tableName, { pk: { S: key } })).toMatchObject({
+      paused: { M: { by: { S: 'alice (console)' }, at: { N: '1795856337' } } },
+      cursor: { S: 'resume-here' },
+    })
+  })
+
   it('reads an item JSON cannot hold (binary, sets) as a body the core refuses', async () => {
     const key = freshKey('binary')
     await putItem(client, tableName, {
