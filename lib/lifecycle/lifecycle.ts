@@ -63,6 +63,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   readonly #locks = new Map<string, Lock>()
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
+  /** Invocations using each key's lock now (see `#use`): a lock in use stays cached. */
+  readonly #using = new Map<string, number>()
   #store: Promise<LockStore> | undefined
   /** Settled when the acquisition under way is: INIT's probes wait for it (`learnStoreClock`). */
   #acquiring: Promise<void> | undefined
@@ -124,7 +126,13 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     if (late) return late
     const timing = runTiming(config, context, this.#clock)
     const report = this.#reportFor(context)
+    this.#use(key)
     const attempting = this.#attempt(key, tick, timing, context, report, signal)
+    // A run keeps its key in use until it ends (see `end`); anything else gives it back now.
+    void attempting.then(
+      ({ attempt }) => attempt.status !== AcquireStatus.Acquired && this.#doneWith(key),
+      () => this.#doneWith(key),
+    )
     const settled = attempting.then(
       () => undefined,
       () => undefined,
@@ -320,7 +328,22 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   /** Ends a run begun here (see `SingletonRun.end`); `error` is why it failed, when known. */
   async end(run: SingletonRun, succeeded: boolean, error?: unknown): Promise<void> {
     this.#active.delete(run)
-    await run.end(succeeded, error)
+    try {
+      await run.end(succeeded, error)
+    } finally {
+      this.#doneWith(run.handle.key)
+    }
+  }
+
+  /** One more invocation uses `key`'s lock: acquiring it, or running under it until released. */
+  #use(key: string): void {
+    this.#using.set(key, (this.#using.get(key) ?? 0) + 1)
+  }
+
+  #doneWith(key: string): void {
+    const left = (this.#using.get(key) ?? 1) - 1
+    if (left > 0) this.#using.set(key, left)
+    else this.#using.delete(key)
   }
 
   #held(report: Report, { key, holder, tick, waitMs }: AttemptAt & { holder: LockRecord }): RunStart {
@@ -361,12 +384,16 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
 
   async #lockFor(key: string): Promise<Lock> {
     let lock = this.#locks.get(key)
-    if (!lock) {
+    if (lock) {
+      // The most recently used last: the first one in the map is the one to forget.
+      this.#locks.delete(key)
+      this.#locks.set(key, lock)
+    } else {
       const store = await this.#storeOf()
       // Another call (INIT's read ahead, an invocation) may have made it meanwhile: one lock per key.
       const made = this.#locks.get(key)
       if (made) return made
-      if (this.#locks.size >= MAX_CACHED_LOCKS) this.#locks.delete(this.#locks.keys().next().value as string)
+      if (this.#locks.size >= MAX_CACHED_LOCKS) this.#forgetOneLock()
       lock = new Lock({
         store,
         key,
@@ -377,6 +404,20 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       this.#locks.set(key, lock)
     }
     return lock
+  }
+
+  /**
+   * Forgets the least recently used lock no invocation uses now. One in use is never forgotten:
+   * its owner's calls take turns in it, and a second delivery of a running request given a new
+   * lock would find its own owner's live lease and take it over as a crashed run's.
+   */
+  #forgetOneLock(): void {
+    for (const key of this.#locks.keys()) {
+      if (!this.#using.has(key)) {
+        this.#locks.delete(key)
+        return
+      }
+    }
   }
 
   #keyOf(event: TEvent, context: TContext): string {

@@ -62,6 +62,47 @@ describe('lock keys', () => {
     await clock.run(handler({ key: 'k0' }, context())) // forgotten: it reads first
     expect(store.calls).toEqual(['read', 'replace', 'replace'])
   })
+
+  it('forgets the least recently used first: a key used again is kept', async () => {
+    const { clock, store, wrap, context } = world()
+    const handler = wrap(async () => 'ran', { key: (event) => (event as { key: string }).key })
+    for (let i = 0; i < 256; i++) await clock.run(handler({ key: `k${i}` }, context()))
+    await clock.run(handler({ key: 'k0' }, context())) // used again: now the most recent
+    await clock.run(handler({ key: 'k256' }, context())) // one more key: k1 goes, not k0
+    store.calls.length = 0
+    await clock.run(handler({ key: 'k0' }, context()))
+    expect(store.calls).toEqual(['replace', 'replace'])
+  })
+
+  it('never forgets the lock of a run under way: a second delivery of its request waits its turn', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    let running = 0
+    let most = 0
+    const handler = wrap(
+      async (event) => {
+        if ((event as { key: string }).key !== 'x') return 'ran'
+        running++
+        most = Math.max(most, running)
+        await clock.sleep(5_000)
+        running--
+        return 'ran'
+      },
+      { key: (event) => (event as { key: string }).key, tickId: false },
+    )
+    const first = handler({ key: 'x' }, context({ requestId: 'R' }))
+    await clock.advance(10)
+    // 256 other keys while it runs: the cache is full, and x's lock is the oldest in it.
+    for (let i = 0; i < 256; i++)
+      await clock.run(handler({ key: `other-${i}` }, context({ requestId: `o${i}` })))
+    const again = handler({ key: 'x' }, context({ requestId: 'R' })) // Lambda delivers R again, to this instance
+    await clock.run(Promise.all([first, again]))
+    expect(most).toBe(1)
+    expect(outcomes.filter((o) => o.key === 'locks/x').map((o) => o.outcome)).toEqual([
+      'acquired',
+      'held',
+      'released',
+    ])
+  })
 })
 
 describe('owners', () => {
