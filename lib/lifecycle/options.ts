@@ -94,7 +94,7 @@ export interface SingletonOptions<TEvent = unknown, TContext extends InvocationC
   readonly maxTickAgeMs?: number
   /** `false` says nothing, as `metrics: false` writes no metric. @default one JSON line per outcome on the console */
   readonly logger?: SingletonLogger | false
-  /** Called once per outcome, e.g. to emit a metric. Must not throw. */
+  /** Called once per outcome, e.g. to emit a metric. An error it throws is logged and changes nothing of the run. */
   readonly onOutcome?: (event: OutcomeEvent) => void
   /**
    * CloudWatch metrics as Embedded Metric Format lines on standard output: `true`, or a
@@ -180,6 +180,9 @@ export function resolveOptions<TEvent, TContext extends InvocationContext>(
     fail('tickId must be a function or false')
   }
   validateMetrics(options.metrics, where)
+  if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') {
+    fail('onOutcome must be a function (event) => void')
+  }
   const { pauseAfterFailures } = options
   if (pauseAfterFailures !== undefined) checkPauseAfterFailures(pauseAfterFailures, fail)
   validateHistorySize(options.historySize, 'historySize', fail)

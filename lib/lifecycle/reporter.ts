@@ -4,18 +4,36 @@ import { Outcome, type OutcomeEvent } from './outcome.js'
 
 export type Level = 'info' | 'warn' | 'error'
 
-/** Writes one log line per outcome and hands the same event to `onOutcome`. */
+/**
+ * Writes one log line per outcome and hands the same event to `onOutcome`. Never throws: a
+ * report comes after what it tells of (a release that landed, a lock taken), and a sink that
+ * fails must not turn that into a failure of the run, nor keep its metrics from being written.
+ */
 export type Report = (level: Level, message: string, event: OutcomeEvent) => void
 
 export function reporter(
   logger: SingletonLogger,
   onOutcome: ((event: OutcomeEvent) => void) | undefined,
 ): Report {
+  const log = (level: Level, message: string, event: OutcomeEvent): void => {
+    const { error, ...fields } = event
+    try {
+      logger[level](message, { ...fields, ...(error && { error }), component: 'lambda-singleton' })
+    } catch {
+      // The logger itself failed: there is nowhere left to say so.
+    }
+  }
   return (level, message, given) => {
     const event = withWholeMs(given)
-    const { error, ...fields } = event
-    logger[level](message, { ...fields, ...(error && { error }), component: 'lambda-singleton' })
-    onOutcome?.(event)
+    log(level, message, event)
+    try {
+      onOutcome?.(event)
+    } catch (error) {
+      log('error', `onOutcome threw on "${event.outcome}"; the run goes on as reported`, {
+        ...event,
+        error: asError(error),
+      })
+    }
   }
 }
 

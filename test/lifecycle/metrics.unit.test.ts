@@ -113,6 +113,31 @@ describe('metrics: CloudWatch Embedded Metric Format lines from the lifecycle', 
     for (const line of emf) expectValidEmf(line)
   })
 
+  it("counts a run whose onOutcome throws as it ran: released, Completed and HeldMs, the sink's error logged", async () => {
+    const { clock, wrap, context, metrics, metricsOptions, lines, record } = metricsWorld()
+    const onOutcome = (event: { outcome: string }) => {
+      if (event.outcome === 'released') throw new Error('sink down')
+    }
+    const handler = wrap(async () => clock.sleep(100), { ...metricsOptions(), onOutcome })
+    await clock.run(handler(schedulerEvent('2026-11-21T03:00:00Z'), context()))
+    expect(record()).toMatchObject({ expires_at: 0, last_run: '2026-11-21T03:00:00Z' })
+    expect(metrics().map((m) => Object.keys(m))).toEqual([
+      ['Acquired', 'WaitMs'],
+      ['Completed', 'HeldMs'],
+    ])
+    expect(lines.map((l) => l.fields.outcome)).not.toContain('release-failed')
+    expect(lines.find((l) => l.level === 'error')).toMatchObject({
+      message: expect.stringMatching(/onOutcome threw/),
+      fields: { outcome: 'released', error: expect.objectContaining({ message: 'sink down' }) },
+    })
+  })
+
+  it('refuses an onOutcome that is not a function when the handler is made', () => {
+    expect(() =>
+      withSingleton(async () => 1, { store: world().store, onOutcome: 'yes' as unknown as () => void }),
+    ).toThrow(LockOptionsError)
+  })
+
   it('has the shape of the lines Powertools Metrics writes, so both can share a namespace and a dashboard', async () => {
     // Written by @aws-lambda-powertools/metrics 2.36.0 (new Metrics({ namespace: 'Jobs', serviceName:
     // 'svc' }), the same two dimensions and metrics added, publishStoredMetrics()), captured once.
