@@ -123,6 +123,17 @@ export class SingletonRun {
     return this.#ended
   }
 
+  /**
+   * Now by the store's clock, as the lease's writes date a record (`history`, an operator's
+   * `paused.at`): its acquisition's time, plus the time held since by the local clock, whose
+   * offset from the store's does not matter then.
+   */
+  #storeNow(): number {
+    const { clock } = this.#settings
+    const acquiredAt = this.#lease.record.acquired_at
+    return acquiredAt === undefined ? clock.now() : acquiredAt * 1000 + (clock.now() - this.#acquiredAt)
+  }
+
   async #end(succeeded: boolean, failure: unknown): Promise<void> {
     const lease = this.#lease
     const { key, tick, report, throwOnLost } = this.#settings
@@ -143,7 +154,7 @@ export class SingletonRun {
           error: failure,
           pauseAfterFailures: this.#settings.pauseAfterFailures,
           by: lease.owner,
-          now: this.#settings.clock.now(),
+          now: this.#storeNow(),
         })
         // A completed run spends its checkpoint: the next run (the next tick) starts afresh.
         // The run goes into the record's history with this same write (when history is kept).

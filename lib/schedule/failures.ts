@@ -25,7 +25,7 @@ export function countFailures(
     readonly pauseAfterFailures: number | undefined
     /** Who pauses: the run's owner. */
     readonly by: string
-    /** Now, epoch ms. */
+    /** Now by the store's clock, epoch ms: a pause is dated as the record's other times are. */
     readonly now: number
   },
 ): FailureCount {

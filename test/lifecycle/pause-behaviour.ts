@@ -171,6 +171,28 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       expect(record()).toMatchObject({ v: 1, failures: 1 })
     })
 
+    it("dates a pause it starts by the store's clock, as the run's history is, on a host an hour slow", async () => {
+      const clock = new ManualClock()
+      const storeClock = {
+        now: () => clock.now() + 3_600_000,
+        sleep: (ms: number, signal?: AbortSignal) => clock.sleep(ms, signal),
+        schedule: (ms: number, callback: () => void) => clock.schedule(ms, callback),
+      }
+      const memory = new MemoryLockStore({ clock: storeClock, clockResolutionMs: 1_000 })
+      const outcomes: OutcomeEvent[] = []
+      const failing = adapter(
+        async () => {
+          throw new Error('boom')
+        },
+        { store: memory, clock, logger: false, pauseAfterFailures: 1, onOutcome: (o) => outcomes.push(o) },
+      )
+      await expect(clock.run(failing({}, lambdaContext({ clock })))).rejects.toThrow('boom')
+      const stored = JSON.parse(memory.peek(KEY) ?? 'null')
+      expect(Math.abs(stored.paused.at - stored.history.at(-1).ended)).toBeLessThan(1)
+      const paused = outcomes.find((o) => o.outcome === 'paused')?.paused
+      expect(Math.abs(Date.parse(paused?.at ?? '') / 1000 - stored.paused.at)).toBeLessThan(0.001)
+    })
+
     it('starts counting again after a completed run', async () => {
       const { invoke, record } = world(adapter, { pauseAfterFailures: 2 })
       await expect(invoke({ fail: true })).rejects.toThrow()
