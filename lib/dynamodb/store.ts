@@ -16,7 +16,16 @@ import {
 import { type Attributes, MAX_ITEM_DEPTH, UnrepresentableError, unstorableAttribute } from './attributes.js'
 import { Comparison, type Condition, hasMapsOrLists, sameItemCondition } from './condition.js'
 import { DYNAMODB_ERRORS, DynamoDBErrorKind, keySchemaError } from './errors.js'
-import { type ItemLayout, itemFor, keyOf, type ReadItem, readItem, withoutKey } from './item.js'
+import {
+  BODY_ATTRIBUTE,
+  type ItemLayout,
+  itemFor,
+  keyOf,
+  type ReadItem,
+  readItem,
+  VERSION_ATTRIBUTE,
+  withoutKey,
+} from './item.js'
 import { keyAttributeClash } from './key-attributes.js'
 
 /**
@@ -78,7 +87,7 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
 export class DynamoDBLockStore implements LockStore, LockKeyListing {
   readonly clockResolutionMs = DYNAMODB_CLOCK_RESOLUTION_MS
   /** An item nests at most 32 levels, and numbers have a range: checked before a checkpoint is written. */
-  readonly limits: StoreLimits = { recordDepth: MAX_ITEM_DEPTH, unstorable: unstorableAttribute }
+  readonly limits: StoreLimits
   readonly client: DynamoDBClient
   readonly tableName: string
   /** Name of the table's partition key, whose value is the lock key. */
@@ -114,6 +123,15 @@ export class DynamoDBLockStore implements LockStore, LockKeyListing {
     this.partitionKey = partitionKey
     this.requestTimeoutMs = timeout
     this.#layout = { partitionKey, ...(sortKey && { sortKey: { name: sortKey.name, value: sortKey.value } }) }
+    const reserved = [VERSION_ATTRIBUTE, BODY_ATTRIBUTE, partitionKey, ...(sortKey ? [sortKey.name] : [])]
+    this.limits = {
+      recordDepth: MAX_ITEM_DEPTH,
+      // The item keeps these beside the record's fields: a field named so could not be written.
+      unstorable: (field, value) =>
+        reserved.includes(field)
+          ? `"${field}" is an attribute this store keeps beside the record's fields (its version, its text or its key)`
+          : unstorableAttribute(field, value),
+    }
   }
 
   /** Stores sending through one client share what their locks learn of DynamoDB's clock. */

@@ -43,6 +43,23 @@ describe('Lock on DynamoDB Local', () => {
     expect(sent).toEqual([...TABLE_LOCK_ACTIONS].sort())
   })
 
+  it.each(['lock_version', 'lock_body', 'pk'])(
+    'refuses a job field named %s (the store keeps it beside the record) with LockOptionsError, before sending, the lease held',
+    async (name) => {
+      const key = freshKey(`reserved-${name}`)
+      const lease = await lockOn(key).acquire({ waitMs: 0 })
+      const before = await getItem(client, tableName, { pk: { S: key } })
+      await expect(lease.renew(undefined, { fields: { [name]: 'x' } })).rejects.toMatchObject({
+        name: 'LockOptionsError',
+        message: expect.stringContaining(`"${name}"`),
+      })
+      await expect(lease.release({ fields: { [name]: 'x' } })).rejects.toMatchObject({ name: 'LockOptionsError' })
+      expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(before)
+      expect(lease.isHeld).toBe(true)
+      await lease.release()
+    },
+  )
+
   it('grants exactly one of 10 concurrent tryAcquire calls', async () => {
     const key = freshKey('race')
     const before = await now()
