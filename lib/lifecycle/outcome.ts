@@ -51,8 +51,10 @@ export interface OutcomeEvent {
   /** On `paused` when the job paused itself: its failed runs in a row. */
   readonly failures?: number
   /**
-   * On `released`: whether the handler completed (returned), so the release recorded the tick as
-   * done and cleared the checkpoint; `false` when it threw or timed out.
+   * On `released`: whether the handler completed (returned), so the release cleared the
+   * checkpoint and recorded the tick as done (unless the acquisition warned that the tick was
+   * ahead of the store's clock: a fast host's tick is not recorded); `false` when it threw or
+   * timed out.
    */
   readonly completed?: boolean
   /** On `late`: how long after its scheduled time the tick was delivered, by the local clock. */
