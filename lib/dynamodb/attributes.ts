@@ -40,9 +40,7 @@ const parseWithSource = JSON.parse as (
 export function toAttributes(body: string): Attributes {
   let parsed: unknown
   try {
-    parsed = parseWithSource(body, (_key, value, context) =>
-      typeof value === 'number' ? new NumberText(context?.source ?? JSON.stringify(value)) : value,
-    )
+    parsed = parseExact(body)
   } catch (error) {
     throw new UnrepresentableError('the body is not JSON', { cause: error })
   }
@@ -147,10 +145,35 @@ function numberJson(text: string, path: string): string {
   throw new UnrepresentableError(`${path}: the number ${text} has no JSON form`)
 }
 
+/**
+ * `text` parsed with each number kept as its digits (`NumberText`), for `sameObject` to compare
+ * exactly: two numbers a double cannot tell apart (a 64-bit id edited in its last digits) differ.
+ */
+export function parseExact(text: string): unknown {
+  return parseWithSource(text, (_key, value, context) =>
+    typeof value === 'number' ? new NumberText(context?.source ?? JSON.stringify(value)) : value,
+  )
+}
+
+/** A number's value as text, whatever way it is written: `1.50`, `1.5` and `15E-1` give one. */
+function decimalOf(text: string): string {
+  const match = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text)
+  if (!match) return text
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match
+  const digits = `${whole}${fraction}`
+  const leadingZeros = digits.length - digits.replace(/^0+/, '').length
+  const significant = digits.slice(leadingZeros).replace(/0+$/, '')
+  if (significant === '') return '0'
+  return `${sign}${significant}e${whole.length - 1 - leadingZeros + Number(exponent)}`
+}
+
 /** Whether a parsed JSON value and an attribute value say the same thing. */
 export function sameJson(json: unknown, value: AttributeValue): boolean {
   if (value.S !== undefined) return json === value.S
-  if (value.N !== undefined) return typeof json === 'number' && json === Number(value.N)
+  if (value.N !== undefined) {
+    if (json instanceof NumberText) return decimalOf(json.text) === decimalOf(value.N)
+    return typeof json === 'number' && json === Number(value.N)
+  }
   if (value.BOOL !== undefined) return json === value.BOOL
   if (value.NULL === true) return json === null
   if (value.L !== undefined) {
@@ -165,7 +188,8 @@ export function sameJson(json: unknown, value: AttributeValue): boolean {
 }
 
 export function sameObject(json: unknown, map: Attributes): boolean {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return false
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || json instanceof NumberText)
+    return false
   const names = Object.keys(map)
   const object = json as Record<string, unknown>
   return (

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
 import {
   type Attributes,
+  parseExact,
   sameObject,
   toAttributes,
   toJson,
@@ -99,7 +100,7 @@ export function withoutKey(layout: ItemLayout, item: Attributes): Attributes {
 
 function describes(text: string, fields: Attributes): boolean {
   try {
-    return sameObject(JSON.parse(text), fields)
+    return sameObject(parseExact(text), fields)
   } catch {
     return false
   }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { sameObject, toAttributes, toJson, UnrepresentableError } from '../../lib/dynamodb/attributes.js'
 import { digestItem } from '../../lib/dynamodb/digest.js'
 import { classifyDynamoDBError, DynamoDBErrorKind } from '../../lib/dynamodb/errors.js'
+import { itemFor, readItem } from '../../lib/dynamodb/item.js'
 
 /** JSON objects DynamoDB can hold: no empty names, numbers within its range, no lone surrogates. */
 const storable = fc.dictionary(
@@ -36,6 +37,23 @@ describe('JSON bodies as DynamoDB attributes', () => {
       c: { N: '1e21' },
       d: { N: '-0.5' },
     })
+  })
+
+  it("reads an item whose number was edited beyond a double's precision from its attributes, under a new etag", () => {
+    const layout = { partitionKey: 'pk' }
+    const body = '{"v":1,"token":3,"expires_at":0,"owner":"me","state":{"last_id":1234567890123456800}}'
+    const written = itemFor(layout, 'k', body)
+    // An operator's UpdateItem sets the digits the job meant; the version and the text stay.
+    const edited = structuredClone(written.item)
+    const state = edited.state?.M as Record<string, { N?: string }>
+    state.last_id = { N: '1234567890123456789' }
+    const read = readItem(layout, edited)
+    expect(read.etag).not.toBe(written.etag)
+    expect(read.body).toContain('1234567890123456789')
+    // The same number written otherwise (1.50 as 1.5, 1E+2 as 100) is no edit.
+    const same = itemFor(layout, 'k', '{"v":1,"token":3,"expires_at":0,"owner":"me","a":1.50,"b":1E+2}')
+    const normalized = { ...same.item, a: { N: '1.5' }, b: { N: '100' } }
+    expect(readItem(layout, normalized).etag).toBe(same.etag)
   })
 
   it('keeps a field named __proto__ as a field', () => {

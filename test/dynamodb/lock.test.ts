@@ -53,7 +53,9 @@ describe('Lock on DynamoDB Local', () => {
         name: 'LockOptionsError',
         message: expect.stringContaining(`"${name}"`),
       })
-      await expect(lease.release({ fields: { [name]: 'x' } })).rejects.toMatchObject({ name: 'LockOptionsError' })
+      await expect(lease.release({ fields: { [name]: 'x' } })).rejects.toMatchObject({
+        name: 'LockOptionsError',
+      })
       expect(await getItem(client, tableName, { pk: { S: key } })).toEqual(before)
       expect(lease.isHeld).toBe(true)
       await lease.release()
