@@ -327,11 +327,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
 
   /** Ends a run begun here (see `SingletonRun.end`); `error` is why it failed, when known. */
   async end(run: SingletonRun, succeeded: boolean, error?: unknown): Promise<void> {
-    this.#active.delete(run)
+    // Once per run: a run swept here is ended again by its adapter when its handler returns.
+    const counted = this.#active.delete(run)
     try {
       await run.end(succeeded, error)
     } finally {
-      this.#doneWith(run.handle.key)
+      if (counted) this.#doneWith(run.handle.key)
     }
   }
 

@@ -74,6 +74,36 @@ describe('lock keys', () => {
     expect(store.calls).toEqual(['replace', 'replace'])
   })
 
+  it('counts a run that was swept and then ended by its handler once: its key stays in use by the next run', async () => {
+    const { clock, wrap, context } = world()
+    let running = 0
+    let most = 0
+    const handler = wrap(
+      async (event) => {
+        const { key, sleep = 0 } = event as { key: string; sleep?: number }
+        // A, swept while it runs on deaf, overlaps C by its own doing: count C and its redelivery.
+        if (key !== 'x' || sleep !== 60_000) return clock.sleep(sleep).then(() => 'ran')
+        running++
+        most = Math.max(most, running)
+        await clock.sleep(sleep) // deaf to its signal, as most handlers are
+        running--
+        return 'ran'
+      },
+      { key: (event) => (event as { key: string }).key, tickId: false },
+    )
+    // A outlives its invocation: the next invocation sweeps its run (one end), and its handler
+    // returns later (a second end).
+    const a = handler({ key: 'x', sleep: 5_000 }, context({ timeoutMs: 3_000, requestId: 'RA' }))
+    await clock.advance(3_000)
+    await clock.run(handler({ key: 'y' }, context()))
+    const c = handler({ key: 'x', sleep: 60_000 }, context({ requestId: 'RC' }))
+    await clock.advance(2_500)
+    for (let i = 0; i < 256; i++) await clock.run(handler({ key: `o${i}` }, context()))
+    const again = handler({ key: 'x', sleep: 60_000 }, context({ requestId: 'RC' }))
+    await clock.run(Promise.allSettled([a, c, again]))
+    expect(most).toBe(1)
+  })
+
   it('never forgets the lock of a run under way: a second delivery of its request waits its turn', async () => {
     const { clock, wrap, context, outcomes } = world()
     let running = 0
