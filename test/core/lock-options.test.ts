@@ -80,6 +80,13 @@ describe('Lock options', () => {
     },
   )
 
+  it('takes a tick of exactly 1024 characters', async () => {
+    const lock = new Lock({ store: new MemoryLockStore(), key: 'k' })
+    const lease = await lock.acquire({ tick: 't'.repeat(1024), waitMs: 0 })
+    await lease.release({ outcome: 'completed', tick: 't'.repeat(1024) })
+    expect(lease.isReleased).toBe(true)
+  })
+
   it('refuses a release whose tick is not a string, writing nothing: the lease stays held', async () => {
     const counted = new MemoryLockStore()
     const lock = new Lock({ store: counted, key: 'k' })

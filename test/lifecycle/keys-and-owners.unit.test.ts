@@ -104,6 +104,36 @@ describe('lock keys', () => {
     expect(most).toBe(1)
   })
 
+  it('keeps a running key in use when another invocation of it skips: its lock is not forgotten', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    let running = 0
+    let most = 0
+    const handler = wrap(
+      async (event) => {
+        if ((event as { key: string }).key !== 'x') return 'ran'
+        running++
+        most = Math.max(most, running)
+        await clock.sleep(5_000)
+        running--
+        return 'ran'
+      },
+      { key: (event) => (event as { key: string }).key, tickId: false },
+    )
+    const first = handler({ key: 'x' }, context({ requestId: 'RA' }))
+    await clock.advance(10)
+    await clock.run(handler({ key: 'x' }, context({ requestId: 'RB' }))) // held: skips, gives its use back
+    for (let i = 0; i < 256; i++) await clock.run(handler({ key: `o${i}` }, context()))
+    const again = handler({ key: 'x' }, context({ requestId: 'RA' }))
+    await clock.run(Promise.all([first, again]))
+    expect(most).toBe(1)
+    expect(outcomes.filter((o) => o.key === 'locks/x').map((o) => o.outcome)).toEqual([
+      'acquired',
+      'held',
+      'held',
+      'released',
+    ])
+  })
+
   it('never forgets the lock of a run under way: a second delivery of its request waits its turn', async () => {
     const { clock, wrap, context, outcomes } = world()
     let running = 0
