@@ -182,6 +182,7 @@ export function describePauseBehaviour(name: string, adapter: Adapter): void {
       const outcomes: OutcomeEvent[] = []
       const failing = adapter(
         async () => {
+          await clock.sleep(2_500) // the pause is dated at the run's end, not its start
           throw new Error('boom')
         },
         { store: memory, clock, logger: false, pauseAfterFailures: 1, onOutcome: (o) => outcomes.push(o) },
