@@ -101,12 +101,9 @@ function toValue(value: unknown, path: string, depth: number): AttributeValue {
 function checkNumber(text: string, path: string): string {
   const match = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)
   if (!match) throw new UnrepresentableError(`${path}: ${text} is not a number DynamoDB knows`)
-  const digits = `${match[1]}${match[2] ?? ''}`
-  const leadingZeros = /^0*/.exec(digits)?.[0].length ?? 0
-  if (leadingZeros === digits.length) return text
-  const significant = digits.slice(leadingZeros).replace(/0+$/, '').length
-  const exponent = (match[1]?.length ?? 0) - 1 - leadingZeros + Number(match[3] ?? 0)
-  if (significant > MAX_SIGNIFICANT_DIGITS || exponent < MIN_EXPONENT || exponent > MAX_EXPONENT) {
+  const { digits, exponent } = significantOf(match[1] ?? '', match[2] ?? '', match[3] ?? '0')
+  if (digits === '') return text
+  if (digits.length > MAX_SIGNIFICANT_DIGITS || exponent < MIN_EXPONENT || exponent > MAX_EXPONENT) {
     throw new UnrepresentableError(`${path}: ${text} is outside what a DynamoDB number can hold exactly`)
   }
   return text
@@ -155,16 +152,30 @@ export function parseExact(text: string): unknown {
   )
 }
 
+/**
+ * The significant digits of the number `whole.fraction` times ten to `exponent`, and the power of
+ * ten of the first of them: `0012.50`, `0` gives `125`, 1. No digits for a zero.
+ */
+function significantOf(
+  whole: string,
+  fraction: string,
+  exponent: string,
+): { digits: string; exponent: number } {
+  const all = `${whole}${fraction}`
+  const leadingZeros = all.length - all.replace(/^0+/, '').length
+  return {
+    digits: all.slice(leadingZeros).replace(/0+$/, ''),
+    exponent: whole.length - 1 - leadingZeros + Number(exponent),
+  }
+}
+
 /** A number's value as text, whatever way it is written: `1.50`, `1.5` and `15E-1` give one. */
 function decimalOf(text: string): string {
   const match = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text)
   if (!match) return text
-  const [, sign, whole = '', fraction = '', exponent = '0'] = match
-  const digits = `${whole}${fraction}`
-  const leadingZeros = digits.length - digits.replace(/^0+/, '').length
-  const significant = digits.slice(leadingZeros).replace(/0+$/, '')
-  if (significant === '') return '0'
-  return `${sign}${significant}e${whole.length - 1 - leadingZeros + Number(exponent)}`
+  const [, sign, whole = '', fraction = '', power = '0'] = match
+  const { digits, exponent } = significantOf(whole, fraction, power)
+  return digits === '' ? '0' : `${sign}${digits}e${exponent}`
 }
 
 /** Whether a parsed JSON value and an attribute value say the same thing. */

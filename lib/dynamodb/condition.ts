@@ -36,8 +36,9 @@ export const CONDITION_BUDGET = { operators: 290, length: 4_000 } as const
  * outsider's item has none: the first replace adds one, and that must fail all others, so then
  * it must still be absent); then the record's own fields and the body text, each as the item
  * holds it or still absent (so that a record field added from outside fails it too), and the
- * rest in name order, each compared whole or not at all, while the budget lasts. On an item of more attributes
- * than that (about 130), an outsider's in-place edit of one left out goes unnoticed.
+ * rest in name order, each compared whole or not at all, while the budget lasts. On an item of
+ * more attributes than that (about 130), an outsider's in-place edit of one left out goes
+ * unnoticed.
  */
 export function sameItemCondition(
   expected: Attributes,
