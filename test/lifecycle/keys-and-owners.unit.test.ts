@@ -106,26 +106,14 @@ describe('lock keys', () => {
 
   it('keeps a running key in use when another invocation of it skips: its lock is not forgotten', async () => {
     const { clock, wrap, context, outcomes } = world()
-    let running = 0
-    let most = 0
-    const handler = wrap(
-      async (event) => {
-        if ((event as { key: string }).key !== 'x') return 'ran'
-        running++
-        most = Math.max(most, running)
-        await clock.sleep(5_000)
-        running--
-        return 'ran'
-      },
-      { key: (event) => (event as { key: string }).key, tickId: false },
-    )
+    const { handler, most } = keyXRuns(clock, wrap)
     const first = handler({ key: 'x' }, context({ requestId: 'RA' }))
     await clock.advance(10)
     await clock.run(handler({ key: 'x' }, context({ requestId: 'RB' }))) // held: skips, gives its use back
     for (let i = 0; i < 256; i++) await clock.run(handler({ key: `o${i}` }, context()))
     const again = handler({ key: 'x' }, context({ requestId: 'RA' }))
     await clock.run(Promise.all([first, again]))
-    expect(most).toBe(1)
+    expect(most()).toBe(1)
     expect(outcomes.filter((o) => o.key === 'locks/x').map((o) => o.outcome)).toEqual([
       'acquired',
       'held',
@@ -136,19 +124,7 @@ describe('lock keys', () => {
 
   it('never forgets the lock of a run under way: a second delivery of its request waits its turn', async () => {
     const { clock, wrap, context, outcomes } = world()
-    let running = 0
-    let most = 0
-    const handler = wrap(
-      async (event) => {
-        if ((event as { key: string }).key !== 'x') return 'ran'
-        running++
-        most = Math.max(most, running)
-        await clock.sleep(5_000)
-        running--
-        return 'ran'
-      },
-      { key: (event) => (event as { key: string }).key, tickId: false },
-    )
+    const { handler, most } = keyXRuns(clock, wrap)
     const first = handler({ key: 'x' }, context({ requestId: 'R' }))
     await clock.advance(10)
     // 256 other keys while it runs: the cache is full, and x's lock is the oldest in it.
@@ -156,7 +132,7 @@ describe('lock keys', () => {
       await clock.run(handler({ key: `other-${i}` }, context({ requestId: `o${i}` })))
     const again = handler({ key: 'x' }, context({ requestId: 'R' })) // Lambda delivers R again, to this instance
     await clock.run(Promise.all([first, again]))
-    expect(most).toBe(1)
+    expect(most()).toBe(1)
     expect(outcomes.filter((o) => o.key === 'locks/x').map((o) => o.outcome)).toEqual([
       'acquired',
       'held',
@@ -192,3 +168,24 @@ describe('owners', () => {
     expect(d).toMatch(/^local\/[0-9a-f-]{36}$/)
   })
 })
+
+/**
+ * A handler keyed by its event's `key`, whose runs of key x take 5 s: `most()` is how many of
+ * them ran at once, at most.
+ */
+function keyXRuns(clock: ReturnType<typeof world>['clock'], wrap: ReturnType<typeof world>['wrap']) {
+  let running = 0
+  let most = 0
+  const handler = wrap(
+    async (event) => {
+      if ((event as { key: string }).key !== 'x') return 'ran'
+      running++
+      most = Math.max(most, running)
+      await clock.sleep(5_000)
+      running--
+      return 'ran'
+    },
+    { key: (event) => (event as { key: string }).key, tickId: false },
+  )
+  return { handler, most: () => most }
+}
