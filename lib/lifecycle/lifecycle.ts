@@ -4,7 +4,6 @@ import { type Clock, systemClock } from '../core/clock.js'
 import { learnStoreClock } from '../core/clock-probe.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import { runningTick, runningWatchMs } from '../core/holder-record.js'
-import { Lock } from '../core/lock.js'
 import { AcquireStatus, type Acquisition } from '../core/lock-options.js'
 import type { LockRecord } from '../core/record.js'
 import type { LockStore } from '../core/store.js'
@@ -13,6 +12,7 @@ import { storeFromEnvironment } from './default-store.js'
 import { LockHeldError } from './errors.js'
 import type { InvocationContext } from './handler-context.js'
 import { leaseRequest, type RunTiming, runTiming } from './lease-timing.js'
+import { LockCache } from './lock-cache.js'
 import { EmfMetrics } from './metrics.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
 import { Outcome } from './outcome.js'
@@ -45,9 +45,6 @@ const ACQUIRED_AT_UNCERTAINTY_MS = 1_000
  */
 export const REPLACEABLE_WATCH_MS = 5_000
 
-/** Locks kept per lifecycle (per key), so warm invocations re-acquire with one request. */
-const MAX_CACHED_LOCKS = 256
-
 /**
  * The run lifecycle behind every adapter (`singleton()` for Middy, `withSingleton()` for a plain
  * handler): names the lock and the owner, times the lease for the invocation, acquires (skip,
@@ -60,11 +57,9 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   readonly #clock: Clock
   readonly #report: Report
   readonly #metrics: EmfMetrics
-  readonly #locks = new Map<string, Lock>()
+  readonly #locks: LockCache
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
-  /** Invocations using each key's lock now (see `#use`): a lock in use stays cached. */
-  readonly #using = new Map<string, number>()
   #store: Promise<LockStore> | undefined
   /** Settled when the acquisition under way is: INIT's probes wait for it (`learnStoreClock`). */
   #acquiring: Promise<void> | undefined
@@ -75,6 +70,11 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     this.#clock = this.#config.clock ?? systemClock
     this.#report = reporter(this.#config.logger, this.#config.onOutcome)
     this.#metrics = new EmfMetrics(this.#config.metrics, () => this.#clock.now())
+    this.#locks = new LockCache(() => this.#storeOf(), {
+      clockSkewMarginMs: this.#config.clockSkewMarginMs,
+      recordRun: this.#config.recordRun,
+      clock: this.#clock,
+    })
     this.#learnClockAtStart()
   }
 
@@ -95,7 +95,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const lockKey = `${keyPrefix}${name}`
     const learn = async () => {
       // A key made from each event is not known yet: the clock is learnt on the default one.
-      if (named) await (await this.#lockFor(lockKey)).readAhead()
+      if (named) await (await this.#locks.lockFor(lockKey)).readAhead()
       await learnStoreClock(await this.#storeOf(), lockKey, this.#clock, () => this.#acquiring)
     }
     learn().catch(() => undefined)
@@ -126,12 +126,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     if (late) return late
     const timing = runTiming(config, context, this.#clock)
     const report = this.#reportFor(context)
-    this.#use(key)
+    this.#locks.use(key)
     const attempting = this.#attempt(key, tick, timing, context, report, signal)
     // A run keeps its key in use until it ends (see `end`); anything else gives it back now.
     void attempting.then(
-      ({ attempt }) => attempt.status !== AcquireStatus.Acquired && this.#doneWith(key),
-      () => this.#doneWith(key),
+      ({ attempt }) => attempt.status !== AcquireStatus.Acquired && this.#locks.doneWith(key),
+      () => this.#locks.doneWith(key),
     )
     const settled = attempting.then(
       () => undefined,
@@ -289,7 +289,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       ? (holder: LockRecord) => isNewerTick(tick, runningTick(holder)) && runningWatchMs(holder) !== undefined
       : undefined
     try {
-      const lock = await this.#lockFor(key)
+      const lock = await this.#locks.lockFor(key)
       const started = this.#clock.now()
       // Frozen or blocked past its own deadline before its turn came: no lease could be of use.
       if (timing.covers === 'invocation' && timing.invocationEnd <= started) throw noTimeLeft(key)
@@ -332,19 +332,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     try {
       await run.end(succeeded, error)
     } finally {
-      if (counted) this.#doneWith(run.handle.key)
+      if (counted) this.#locks.doneWith(run.handle.key)
     }
-  }
-
-  /** One more invocation uses `key`'s lock: acquiring it, or running under it until released. */
-  #use(key: string): void {
-    this.#using.set(key, (this.#using.get(key) ?? 0) + 1)
-  }
-
-  #doneWith(key: string): void {
-    const left = (this.#using.get(key) ?? 1) - 1
-    if (left > 0) this.#using.set(key, left)
-    else this.#using.delete(key)
   }
 
   #held(report: Report, { key, holder, tick, waitMs }: AttemptAt & { holder: LockRecord }): RunStart {
@@ -380,44 +369,6 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         },
       )
       await this.end(run, false).catch(() => undefined)
-    }
-  }
-
-  async #lockFor(key: string): Promise<Lock> {
-    let lock = this.#locks.get(key)
-    if (lock) {
-      // The most recently used last: the first one in the map is the one to forget.
-      this.#locks.delete(key)
-      this.#locks.set(key, lock)
-    } else {
-      const store = await this.#storeOf()
-      // Another call (INIT's read ahead, an invocation) may have made it meanwhile: one lock per key.
-      const made = this.#locks.get(key)
-      if (made) return made
-      if (this.#locks.size >= MAX_CACHED_LOCKS) this.#forgetOneLock()
-      lock = new Lock({
-        store,
-        key,
-        clockSkewMarginMs: this.#config.clockSkewMarginMs,
-        recordRun: this.#config.recordRun,
-        clock: this.#clock,
-      })
-      this.#locks.set(key, lock)
-    }
-    return lock
-  }
-
-  /**
-   * Forgets the least recently used lock no invocation uses now. One in use is never forgotten:
-   * its owner's calls take turns in it, and a second delivery of a running request given a new
-   * lock would find its own owner's live lease and take it over as a crashed run's.
-   */
-  #forgetOneLock(): void {
-    for (const key of this.#locks.keys()) {
-      if (!this.#using.has(key)) {
-        this.#locks.delete(key)
-        return
-      }
     }
   }
 
