@@ -86,7 +86,11 @@ export interface LeaseOptions {
    * `running.watch_ms`. Only such a holder may be replaced by a newer tick's run. @default none
    */
   readonly watchMs?: number
-  /** Abandons the attempt; the promise rejects with the signal's reason. */
+  /**
+   * Abandons the attempt; the promise rejects with the signal's reason. A write already sent is
+   * not abandoned: its answer decides, and a write that landed resolves as `acquired` (the lease
+   * is yours to release), so that no lease lives on that nobody holds.
+   */
   readonly signal?: AbortSignal
 }
 

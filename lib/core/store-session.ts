@@ -309,6 +309,11 @@ export class StoreSession {
    * race some engines (Ceph) answer the losers of simultaneous If-Match writes with a 500. So
    * after a failure we read before writing again: our own body means the write is ours;
    * another etag means someone else won; only an unchanged object is worth another try.
+   *
+   * `signal` stops the tries only between them, once the object is known unchanged: a write
+   * already sent is never abandoned, and neither is the read that settles it. Its answer decides
+   * (each request is bounded by the store's own timeout); abandoned, a write that landed would
+   * leave a live lease its writer never learns of, holding the lock for a whole ttl.
    */
   async write(
     body: string,
@@ -324,7 +329,7 @@ export class StoreSession {
         { key: this.key, reason: ConflictReason.RecordTooLarge },
       )
     }
-    const options = { ...(signal && { signal }) }
+    const options = {}
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted()
       const sentAt = this.clock.now()

@@ -141,12 +141,26 @@ describe('transient store failures', () => {
 })
 
 describe('an abort signal', () => {
-  it('is handed to every store call of an attempt', async () => {
+  it("is handed to an attempt's reads, never to its writes: a write once sent is not abandoned", async () => {
     const { store, lock } = setup()
     const { signal } = new AbortController()
     await lock().tryAcquire({ signal })
     expect(store.calls).toEqual(['read', 'create'])
-    expect(store.signals).toEqual([signal, signal])
+    expect(store.signals).toEqual([signal, undefined])
+  })
+
+  it('that aborts while a write is under way leaves the write to its answer: landed, it is the lease', async () => {
+    const { store, lock } = setup()
+    const controller = new AbortController()
+    store.script('create', () => {
+      controller.abort(new Error('shutting down'))
+      return 'ok'
+    })
+    const result = await lock().tryAcquire({ signal: controller.signal })
+    // The caller stopped, yet its record landed: it gets the lease, to release, not a lock held by nobody.
+    expect(result.status).toBe('acquired')
+    if (result.status === 'acquired') await result.lease.release()
+    expect(JSON.parse(store.memory.peek(KEY) ?? '{}')).toMatchObject({ expires_at: 0 })
   })
 
   it('stops the retries at once, with its reason', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { StoreCallOptions } from '../../lib/core/store.js'
 import { Lock, LockStoreError } from '../../lib/index.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -54,5 +55,42 @@ describe('the end of a wait', () => {
     expect(await clock.run(lock('a').tryAcquire({ waitMs: WAIT_MS }))).toMatchObject({ status: 'held' })
     expect(clock.now() - start).toBe(WAIT_MS)
     expect(clock.pending).toBe(0)
+  })
+})
+
+describe('a write under way when the wait runs out', () => {
+  /**
+   * A store whose writes land at once and whose answers then take `answerMs` to come back,
+   * abandoned (as an HTTP client abandons a request) when the call's signal aborts meanwhile.
+   */
+  function slowAnswers(clock: ManualClock, answerMs: number): ScriptedStore {
+    const store = new ScriptedStore({ clock })
+    const late = async <T>(landed: Promise<T>, options?: StoreCallOptions): Promise<T> => {
+      const answer = await landed
+      await clock.sleep(answerMs, options?.signal)
+      return answer
+    }
+    const { create, replace } = store.memory
+    store.memory.create = (key, body, options) => late(create.call(store.memory, key, body, options), options)
+    store.memory.replace = (key, body, etag, options) =>
+      late(replace.call(store.memory, key, body, etag, options), options)
+    return store
+  }
+
+  it("is not abandoned: a write that landed is the caller's lease, not a lock nobody holds", async () => {
+    const clock = new ManualClock()
+    const store = slowAnswers(clock, 800)
+    const lock = (owner: string) =>
+      new Lock({ store, key: KEY, owner, ttlMs: 60_000, clockSkewMarginMs: 0, clock, random: () => 0.5 })
+    // Held by someone whose lease ends 150 ms from now: b's try after it lands, and its answer
+    // comes back after b's wait of 700 ms is over.
+    store.memory.putRaw(
+      KEY,
+      JSON.stringify({ v: 1, token: 3, expires_at: (clock.now() + 150) / 1000, owner: 'other' }),
+    )
+    const result = await clock.run(lock('b').tryAcquire({ waitMs: 700 }))
+    const record = JSON.parse(store.memory.peek(KEY) ?? '{}')
+    expect(record.owner).toBe('b')
+    expect(result.status).toBe('acquired')
   })
 })
