@@ -17,6 +17,7 @@ import {
   checkReadValidityMs,
   DEFAULT_READ_VALIDITY_MS,
   guardWithReadValidity,
+  isQuiet,
   type ReadValidity,
   StaleReadError,
   settleDelayMs,
@@ -159,8 +160,13 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
   for (let round = 0; ; round++) {
     const left = deadline - clock.now()
     if (left <= 0) {
+      // Out of time while a write was settling: it may have landed, and a stale write may land
+      // over it yet. Called again, the object is not quiet, so the next call waits that out.
+      const why = state.settleOwed
+        ? `ran out of ${timeoutMs} ms while waiting out stale writes that may still land over its write`
+        : `kept changing${failure ? ' or failing' : ''} for ${timeoutMs} ms`
       throw new LockStoreError(
-        `fencedPut: s3://${bucket}/${key} kept changing${failure ? ' or failing' : ''} for ${timeoutMs} ms; token ${token} may not have been written`,
+        `fencedPut: s3://${bucket}/${key} ${why}; token ${token} may not have been written, or may be overwritten by a stale write: call again`,
         { key, retryable: true, cause: failure },
       )
     }
@@ -214,7 +220,7 @@ async function fencedRound(
 ): Promise<FencedPutResult | Round> {
   const { s3, bucket, key, token } = options
   const validity = startReadValidity(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, options.clock)
-  const current = await headObject(s3, send)
+  const current = await headObject(s3, send, validity.validityMs)
   const previousToken = current?.token
   if (previousToken !== undefined && previousToken > token) {
     throw new FencedWriteRejectedError(
@@ -233,7 +239,10 @@ async function fencedRound(
     ...condition,
   })
   const raisesToken = previousToken === undefined || previousToken < token
-  if (current && raisesToken && md5Hex(options.body) === current.etag) state.settleOwed = true
+  // Bytes written over an object written moments ago may be bytes it held just before, which a
+  // stale holder may have read (`isQuiet`); bytes it holds now, under a lower token, surely are.
+  const sameBytes = current !== undefined && raisesToken && md5Hex(options.body) === current.etag
+  if (sameBytes || (current !== undefined && !current.quiet)) state.settleOwed = true
   const validFor = Math.floor(validity.left())
   if (validFor <= 0) return Round.Lost
   guardWithReadValidity(put, validity)
@@ -250,7 +259,7 @@ async function fencedRound(
     case S3ErrorKind.PreconditionFailed:
       if (current) {
         // Look again either way: the next round sends quoted etags if that was the cause.
-        const unchanged = async () => (await headObject(s3, send))?.etag === current.etag
+        const unchanged = async () => (await headObject(s3, send, validity.validityMs))?.etag === current.etag
         await learnFromIfMatch(s3, quoting, false, unchanged)
         return Round.Lost
       }
@@ -290,11 +299,17 @@ async function settled(
   written: FencedPutResult,
 ): Promise<boolean> {
   // Not past the call's deadline: unsettled, the call ends with its retryable LockStoreError.
+  // Decided before the pause, not by the clock after it: a timer may wake a little early.
   const clock = options.clock ?? systemClock
-  await pause(clock, Math.min(settleDelayMs(validity.validityMs), deadline - clock.now()), options.signal)
-  if (clock.now() >= deadline) return false
+  const waitMs = settleDelayMs(validity.validityMs)
+  const left = deadline - clock.now()
+  if (left < waitMs) {
+    await pause(clock, left, options.signal)
+    return false
+  }
+  await pause(clock, waitMs, options.signal)
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-  const now = await headObject(options.s3, { ...send, timeoutMs })
+  const now = await headObject(options.s3, { ...send, timeoutMs }, validity.validityMs)
   if (now === undefined) return false
   if (now.token !== undefined && now.token > options.token) return true
   return now.etag === written.etag && now.token === options.token
@@ -309,14 +324,22 @@ function pause(clock: Clock, ms: number, signal: AbortSignal | undefined): Promi
   return clock.sleep(Math.max(0, ms), signal)
 }
 
-async function headObject(
-  s3: S3Client,
-  send: SendOptions,
-): Promise<{ etag: string; token: number | undefined } | undefined> {
+/** What a HEAD found: the etag, the token, and whether no stale write can still land (`isQuiet`). */
+interface Head {
+  readonly etag: string
+  readonly token: number | undefined
+  readonly quiet: boolean
+}
+
+async function headObject(s3: S3Client, send: SendOptions, validityMs: number): Promise<Head | undefined> {
   const call = await sendS3(s3, new HeadObjectCommand({ Bucket: send.bucket, Key: send.key }), send)
   // Without s3:ListBucket, S3 answers 403 for a missing key; the conditional create settles it.
   if (call.kind !== 'ok') return undefined
   const raw = call.output.Metadata?.[FENCING_TOKEN_METADATA]
   const parsed = raw === undefined ? Number.NaN : Number(raw)
-  return { etag: unquote(call.output.ETag ?? ''), token: Number.isSafeInteger(parsed) ? parsed : undefined }
+  return {
+    etag: unquote(call.output.ETag ?? ''),
+    token: Number.isSafeInteger(parsed) ? parsed : undefined,
+    quiet: isQuiet(call.output.LastModified, call.serverDate, validityMs),
+  }
 }

@@ -36,6 +36,30 @@ export function settleDelayMs(validityMs: number): number {
   return Math.ceil(validityMs * 1.1) + 50
 }
 
+/**
+ * Whether an object, as a HEAD found it, has held its bytes so long that no stale write is still
+ * on its way to it: then the only etag a stale holder can have read is the one it has now.
+ *
+ * A stale holder's PUT lands, if ever, within `settleDelayMs` of its HEAD. One that read before
+ * the object's last write may carry an older etag, which a write of those older bytes would
+ * bring back (X, Y, X: a holder rewriting its output, or two holders' outputs taking turns), and
+ * `If-Match` would then let it through. The last write landed at most `settleDelayMs` after the
+ * moment `Last-Modified` names (S3 may date a PUT by its start, and a fenced PUT is sent within
+ * the read validity of its HEAD), and both headers count whole seconds: so the object is quiet
+ * once its `Date` is a second and two settle delays past its `Last-Modified`. Without either
+ * header nothing can be told: not quiet.
+ */
+export function isQuiet(
+  lastModified: Date | undefined,
+  serverDate: number | undefined,
+  validityMs: number,
+): boolean {
+  if (lastModified === undefined || serverDate === undefined) return false
+  const modifiedAt = lastModified.getTime()
+  if (!Number.isFinite(modifiedAt)) return false
+  return serverDate >= modifiedAt + 1_000 + 2 * settleDelayMs(validityMs)
+}
+
 /** The HEAD a write was conditioned on is too old to vouch for it: read again. */
 export class StaleReadError extends Error {
   override name = 'StaleReadError'

@@ -59,6 +59,12 @@ async function tokenOf(key: string): Promise<string | undefined> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * Long enough for an object written with readValidityMs 300 or 1000 to be quiet (`isQuiet`: its
+ * `Date` a second and two settle delays past its `Last-Modified`, both in whole seconds).
+ */
+const QUIET_MS = 4_500
+
 describe('fencedPut when a newer holder writes the bytes the object already holds (etag unchanged)', () => {
   it.each([
     ['different bytes', 'stale output'],
@@ -127,7 +133,7 @@ describe('fencedPut when a newer holder writes the bytes the object already hold
     }
   })
 
-  it('keeps a HEAD and a PUT for a write that changes the bytes, and adds one HEAD and the wait for one that does not', async () => {
+  it('keeps a HEAD and a PUT for a write that changes the bytes of an object quiet for seconds, and adds one HEAD and the wait for one that does not, or that follows a write moments ago', async () => {
     const key = 'out/aba-cost.json'
     const counted = testS3Client()
     const sent: string[] = []
@@ -139,13 +145,25 @@ describe('fencedPut when a newer holder writes the bytes the object already hold
       { step: 'initialize', name: 'testCount' },
     )
     try {
-      await fencedPut({ s3: counted, bucket, key, body: 'a', token: 1 })
+      await fencedPut({ s3: counted, bucket, key, body: 'a', token: 1, readValidityMs: 300 })
+      await sleep(QUIET_MS)
       sent.length = 0
       await fencedPut({ s3: counted, bucket, key, body: 'b', token: 2, readValidityMs: 300 })
       expect(sent).toEqual(['HeadObject', 'PutObject'])
       sent.length = 0
       await fencedPut({ s3: counted, bucket, key, body: 'b', token: 2, readValidityMs: 300 })
-      expect(sent, 'the same token rewriting its own bytes').toEqual(['HeadObject', 'PutObject'])
+      expect(sent, 'the same token rewriting its own bytes moments after').toEqual([
+        'HeadObject',
+        'PutObject',
+        'HeadObject',
+      ])
+      await sleep(QUIET_MS)
+      sent.length = 0
+      await fencedPut({ s3: counted, bucket, key, body: 'b', token: 2, readValidityMs: 300 })
+      expect(sent, 'the same token rewriting its own bytes, quiet for seconds').toEqual([
+        'HeadObject',
+        'PutObject',
+      ])
       sent.length = 0
       const began = Date.now()
       await fencedPut({ s3: counted, bucket, key, body: 'b', token: 3, readValidityMs: 300 })
@@ -153,6 +171,45 @@ describe('fencedPut when a newer holder writes the bytes the object already hold
       expect(Date.now() - began).toBeGreaterThanOrEqual(380)
     } finally {
       counted.destroy()
+    }
+  })
+})
+
+describe('fencedPut when a newer holder brings back bytes the object held moments before (X, Y, X)', () => {
+  it('does not return before a stale write on its way, conditional on the old bytes, has landed, and writes over it', async () => {
+    const key = 'out/aba-x-y-x.json'
+    await fencedPut({ s3, bucket, key, body: 'report: unchanged', token: 100, readValidityMs: 1_000 })
+    await sleep(QUIET_MS)
+    const stale = pausedWriter('on-the-wire')
+    try {
+      // Token 200 read the object (token 100, bytes X) and its PUT, conditional on X's etag, is on the wire.
+      const staleWrite = fencedPut({
+        s3: stale.client,
+        bucket,
+        key,
+        body: 'stale output',
+        token: 200,
+        readValidityMs: 1_000,
+      }).catch((error: unknown) => error)
+      await stale.held
+      // Token 300 writes Y, then X again: X's etag is back, and the stale PUT's If-Match passes.
+      await fencedPut({ s3, bucket, key, body: 'report: running', token: 300, readValidityMs: 1_000 })
+      const newer = fencedPut({
+        s3,
+        bucket,
+        key,
+        body: 'report: unchanged',
+        token: 300,
+        readValidityMs: 1_000,
+      })
+      await sleep(100)
+      stale.open()
+      await staleWrite
+      await newer
+      expect(await tokenOf(key)).toBe('300')
+      expect((await getRaw(s3, bucket, key)).body).toBe('report: unchanged')
+    } finally {
+      stale.client.destroy()
     }
   })
 })

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { S3Client } from '@aws-sdk/client-s3'
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import { describe, expect, it } from 'vitest'
 import { fencedPut } from '../../lib/s3/index.js'
 
@@ -58,12 +58,69 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
     expect(stub.current()?.token).toBe('300')
   })
 
-  it('does not wait when the same token rewrites its own bytes', async () => {
+  it('waits and looks again after any write over an object that cannot be told quiet (no Last-Modified or Date)', async () => {
     const stub = stubS3()
     await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 7 })
     stub.sent.length = 0
-    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 7, readValidityMs: 5_000 })
-    expect(stub.sent).toEqual(['HeadObject', 'PutObject'])
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'other', token: 7, readValidityMs: 50 })
+    expect(stub.sent).toEqual(['HeadObject', 'PutObject', 'HeadObject'])
+  })
+
+  it('waits out a stale write conditional on bytes it brings back (X, Y, X), and writes over it', async () => {
+    const stub = stubS3()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'X', token: 100 })
+    const etagOfX = stub.current()?.etag
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'Y', token: 300, readValidityMs: 200 })
+    const newer = fencedPut({
+      s3: stub.s3,
+      bucket: 'b',
+      key: 'k',
+      body: 'X',
+      token: 300,
+      readValidityMs: 200,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // Token 200 read X under token 100 before token 300 came; its PUT, sent within its read
+    // validity, lands now: X's etag is back, so If-Match lets it through.
+    await stub.s3.send(
+      new PutObjectCommand({
+        Bucket: 'b',
+        Key: 'k',
+        Body: 'stale',
+        IfMatch: etagOfX,
+        Metadata: { 'fencing-token': '200' },
+      }),
+    )
+    expect(stub.current()?.token).toBe('200')
+    await newer
+    expect(stub.current()).toMatchObject({ body: 'X', token: '300' })
+  })
+
+  it('says, when its time runs out while it settles, that a stale write may still land, and a call again settles', async () => {
+    const stub = stubS3()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 100 })
+    const cut = fencedPut({
+      s3: stub.s3,
+      bucket: 'b',
+      key: 'k',
+      body: 'same',
+      token: 300,
+      readValidityMs: 200,
+      timeoutMs: 150,
+    })
+    await expect(cut).rejects.toMatchObject({
+      name: 'LockStoreError',
+      retryable: true,
+      message: expect.stringMatching(/waiting out stale writes.*call again/),
+    })
+    expect(stub.current()?.token).toBe('300')
+    stub.sent.length = 0
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 300, readValidityMs: 200 })
+    expect(stub.sent, 'the call again finds its own token, and still settles').toEqual([
+      'HeadObject',
+      'PutObject',
+      'HeadObject',
+    ])
   })
 
   it.each([0, -1, Number.NaN])(

@@ -14,6 +14,8 @@ export interface OutputObject {
   readonly body: string
   readonly etag: string
   readonly token: number | undefined
+  /** When the write that left it landed (the store's clock, which is true time here). */
+  readonly modifiedAt: number
 }
 
 /** One PUT the model applied, for the oracle and the trace. */
@@ -138,6 +140,8 @@ export class SimS3 {
         headers: {
           etag: `"${object.etag}"`,
           'content-length': String(object.body.length),
+          // S3's Last-Modified, in whole seconds: dated anywhere from the PUT's start to its landing.
+          'last-modified': new Date(object.modifiedAt - (object.modifiedAt % 1_000)).toUTCString(),
           // A broken engine (`ignoreConditions`) also drops user metadata: nothing fences at all.
           ...(object.token !== undefined &&
             checks && { [`x-amz-meta-${FENCING_TOKEN_METADATA}`]: String(object.token) }),
@@ -160,7 +164,7 @@ export class SimS3 {
     const raw = headers[`x-amz-meta-${FENCING_TOKEN_METADATA}`]
     const token = raw === undefined ? undefined : Number(raw)
     const etag = createHash('md5').update(body).digest('hex')
-    this.#objects.set(key, { body, etag, token })
+    this.#objects.set(key, { body, etag, token, modifiedAt: this.world.now })
     const write = { at: this.world.now, by: process.name, key, token, body }
     this.log.push(write)
     this.onWrite(write)
