@@ -2,6 +2,7 @@ import { type AttributeValue, type DynamoDBClient, ScanCommand } from '@aws-sdk/
 import { listingPage } from '../aws/listing-page.js'
 import { ConfigurationReason, LockConfigurationError } from '../core/errors.js'
 import type { ListKeysOptions } from '../core/store.js'
+import { DYNAMODB_ERRORS } from './errors.js'
 
 /** The table a listing scans, as its store knows it. */
 export interface ScannedTable {
@@ -56,6 +57,7 @@ export async function listDynamoDBKeys(
           }),
           { abortSignal },
         ),
+      DYNAMODB_ERRORS,
     )
     for (const item of page.Items ?? []) {
       if (!(partitionKey in item)) throw notTheKey(tableName, partitionKey, 'partition')

@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3'
 import { listingPage } from '../aws/listing-page.js'
 import type { ListKeysOptions } from '../core/store.js'
+import { S3_ERRORS } from './errors.js'
 
 /**
  * Every key in `bucket` that starts with `prefix`, in S3's (lexicographic) order: ListObjectsV2
@@ -28,6 +29,7 @@ export async function listS3Keys(
           }),
           { abortSignal },
         ),
+      S3_ERRORS,
     )
     for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key)
     continuation = page.IsTruncated ? page.NextContinuationToken : undefined
