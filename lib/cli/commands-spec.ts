@@ -78,7 +78,7 @@ export const OPTIONS = {
   ttl: {
     type: 'string',
     value: 'DURATION',
-    help: 'exec: the lease, renewed every third of it; a crashed wrapper frees the lock this long after its last renewal (default: 60s)',
+    help: 'exec: the lease, renewed every third of it; a crashed wrapper frees the lock this long after its last renewal (default: 60s, at least 3001ms)',
   },
   'on-held': {
     type: 'string',

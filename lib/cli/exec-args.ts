@@ -1,5 +1,6 @@
 /** The options of `exec`, read from the command line (see commands-spec.ts for their help). */
 import { MAX_DURATION_MS, maxTickAgeProblem, pauseAfterFailuresProblem } from '../config.js'
+import { DEFAULT_CLOCK_SKEW_MARGIN_MS, minTtlForDefaultHeartbeat } from '../core/timing.js'
 import { EXEC_DEFAULTS, ExecOnHeld, type ExecSettings } from '../exec/settings.js'
 import { UsageError } from './exit-codes.js'
 
@@ -40,7 +41,7 @@ export function execLine(values: Values, argv: readonly string[]): ExecSettings 
     throw new UsageError(`--pause-after-failures ${pauseProblem}, got "${pauseAfter}"`, 'exec')
   return {
     argv: [program, ...args],
-    ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : durationMs(ttl, '--ttl'),
+    ttlMs: ttl === undefined ? EXEC_DEFAULTS.ttlMs : ttlMs(ttl),
     onHeld: onHeld as ExecOnHeld,
     waitMs: wait === undefined ? 0 : durationMs(wait, '--wait'),
     tick,
@@ -48,6 +49,25 @@ export function execLine(values: Values, argv: readonly string[]): ExecSettings 
     pauseAfterFailures: pauseAfter === undefined ? undefined : pauseAfterFailures,
     killAfterMs: killAfter === undefined ? EXEC_DEFAULTS.killAfterMs : durationMs(killAfter, '--kill-after'),
   }
+}
+
+/** The shortest lease exec can renew: exec takes the library's default margin, and has no option for it. */
+const MIN_TTL_MS = minTtlForDefaultHeartbeat(DEFAULT_CLOCK_SKEW_MARGIN_MS)
+
+/**
+ * A `--ttl` (see `durationMs`). One too short is refused here, in `--ttl`'s terms: the library
+ * would refuse it too, but later, after the store is opened, naming options exec does not have.
+ */
+function ttlMs(text: string): number {
+  const ms = durationMs(text, '--ttl')
+  if (ms < MIN_TTL_MS) {
+    throw new UsageError(
+      `--ttl must be at least ${MIN_TTL_MS}ms: the lease is renewed every third of it, and ` +
+        `${DEFAULT_CLOCK_SKEW_MARGIN_MS / 1_000}s of it is kept for clocks that disagree, got "${text}"`,
+      'exec',
+    )
+  }
+  return ms
 }
 
 /** A `--max-tick-age` (see `durationMs`), by the rule the runtime and the constructs apply too. */

@@ -47,7 +47,7 @@ export function programHelp(): string {
 export function commandHelp(command: CommandName): string {
   const spec = COMMANDS[command]
   return [
-    `usage: ${PROGRAM} ${command} ${STORE_USAGE} ${spec.synopsis} [--json]`,
+    `usage: ${PROGRAM} ${command} ${STORE_USAGE} ${withJson(spec.synopsis)}`,
     '',
     `${spec.summary}.`,
     wrap(spec.details, WIDTH),
@@ -66,9 +66,15 @@ export function usageLine(command?: CommandName): string {
   const line =
     command === undefined
       ? `usage: ${PROGRAM} <command> ${STORE_USAGE} [options]`
-      : `usage: ${PROGRAM} ${command} ${STORE_USAGE} ${COMMANDS[command].synopsis} [--json]`
+      : `usage: ${PROGRAM} ${command} ${STORE_USAGE} ${withJson(COMMANDS[command].synopsis)}`
   const more = command === undefined ? `${PROGRAM} help` : `${PROGRAM} help ${command}`
   return `${line}\n(see "${more}")`
+}
+
+/** A synopsis with `[--json]` among the command's own options: after `--`, it is the command's (exec). */
+function withJson(synopsis: string): string {
+  const at = synopsis.indexOf(' -- ')
+  return at === -1 ? `${synopsis} [--json]` : `${synopsis.slice(0, at)} [--json]${synopsis.slice(at)}`
 }
 
 function optionLines(names: readonly OptionName[], forceHelp?: string): string[] {

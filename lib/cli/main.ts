@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { LockConfigurationError, LockCorruptedError } from '../core/errors.js'
-import { ProcessSignals } from '../exec/process-signals.js'
+import { FORWARDED_SIGNALS, ProcessSignals } from '../exec/process-signals.js'
 import { LogField } from '../log-contract.js'
 import { type CommandLine, parseCommandLine } from './args.js'
 import { type CommandContext, RUNNERS } from './commands.js'
@@ -68,7 +68,7 @@ async function run(line: CommandLine, io: CliIo): Promise<ExitCode> {
       signals: io.signals,
     })
   } catch (error) {
-    return report(error, line, shownIo(line, io))
+    return report(error, line, reportIo(line, io))
   } finally {
     opened?.close()
   }
@@ -94,6 +94,16 @@ function shownIo(line: CommandLine, io: CliIo): Pick<CliIo, 'out' | 'err'> {
   }
   if (line.command === 'watch') return { out: io.out, err: (text) => io.err(printableText(text)) }
   return { out: (text) => io.out(printableText(text)), err: (text) => io.err(printableText(text)) }
+}
+
+/**
+ * Where `report` prints: JSON with `--json`, else text, escaped as text whatever the command. Not
+ * exec's `shownIo`: that is for its JSON lines, and leaves controls below DEL raw, which JSON
+ * escapes itself, but a report's text (a corrupted object's bytes) does not.
+ */
+function reportIo(line: CommandLine, io: CliIo): Pick<CliIo, 'out' | 'err'> {
+  const show = line.json ? printableJson : printableText
+  return { out: (text) => io.out(show(text)), err: (text) => io.err(show(text)) }
 }
 
 /** Prints what ended the command, as text or (with --json) as one JSON object on stderr. */
@@ -133,13 +143,17 @@ if (invokedDirectly) {
   const signals = new ProcessSignals()
   // The first Ctrl-C ends `watch` and abandons reads; writes finish (they are bounded), so that
   // the lock is never left in doubt. A second one ends the process at once.
+  let done = false
   const onSignal = () => {
+    // Done already: the exit code stands, rather than a death by the signal while the process winds down.
+    if (done) process.exit()
     if (signals.forwarding) return // `exec` passes it on to its command, and releases after it
     if (interrupt.signal.aborted) process.exit(ExitCode.Interrupted)
     interrupt.abort()
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  // SIGHUP as the others: a closed terminal or ssh session would otherwise kill `exec` outright,
+  // its lock held until the lease ends and a completed tick unrecorded.
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, onSignal)
   process.exitCode = await runCli(process.argv.slice(2), {
     out: (text) => console.log(text),
     err: (text) => console.error(text),
@@ -148,6 +162,15 @@ if (invokedDirectly) {
     redraw: process.stdout.isTTY === true,
     signals,
   })
-  process.off('SIGINT', onSignal)
-  process.off('SIGTERM', onSignal)
+  done = true
+  // Ends here rather than by winding down: while Node closes its handles at the end, a signal
+  // takes its default action, and a run already released would exit 129 or 143 instead of its
+  // own code. What was printed is flushed first (a pipe is written asynchronously on macOS).
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)])
+  process.exit()
+}
+
+/** Resolves once everything written to `stream` so far is handed to the system. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()))
 }

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { type Clock, systemClock } from '../core/clock.js'
+import { LockLostError } from '../core/errors.js'
 import type { LockStore } from '../core/store.js'
 import { ExitCode } from '../exit-codes.js'
 import type { InvocationContext } from '../lifecycle/handler-context.js'
@@ -95,13 +96,15 @@ export async function exec(context: ExecContext, world: ExecWorld): Promise<Exit
   const { run } = start
   const token = await tokenBeforeStart(run, context, world)
   // No await between this look and supervise's taking over the signals: none can slip between.
-  if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err)
-  if (token === undefined) {
+  if (context.signal?.aborted) return giveBackUnrun(lifecycle, run, context.err, INTERRUPTED)
+  if (token.kind === 'lost') {
     // Lost while its token was awaited (the run's report said why): the command never started.
     await lifecycle.end(run, false)
     return ExitCode.Lost
   }
-  return superviseRun(lifecycle, run, token, context, world)
+  // The store failed us, the lease is not known lost: nothing ran, so nothing failed either.
+  if (token.kind === 'failed') return giveBackUnrun(lifecycle, run, context.err, storeFailed(token.error))
+  return superviseRun(lifecycle, run, token.token, context, world)
 }
 
 /** The exit code for a program that cannot be started (said on stderr), or undefined when it can. */
@@ -147,24 +150,34 @@ function lifecycleFor(
   )
 }
 
+/** The token the command is to start with, or why it is not to start. */
+type TokenBeforeStart =
+  | { readonly kind: 'ready'; readonly token: number }
+  /** The lease is known lost: taken over, ended by an operator, deleted or run out. */
+  | { readonly kind: 'lost' }
+  /** Anything else (a read the store failed): whether the lease is still ours is not known. */
+  | { readonly kind: 'failed'; readonly error: unknown }
+
 /**
- * The token the command finds in its environment, once it is safe to use, or undefined when the
- * lease was lost first. A wait for it (a process's first lease) is long enough for an operator or
- * a newer tick to end the lease unseen: then one read says whether it is still ours.
+ * The token the command finds in its environment, once it is safe to use. A wait for it (a
+ * process's first lease) is long enough for an operator or a newer tick to end the lease unseen:
+ * then one read says whether it is still ours. Only a loss is a loss: a read that fails says
+ * nothing of the lease, and reporting it as lost would record a failed run that never ran.
  */
-function tokenBeforeStart(
+async function tokenBeforeStart(
   run: SingletonRun,
   context: ExecContext,
   world: ExecWorld,
-): Promise<number | undefined> {
+): Promise<TokenBeforeStart> {
   const waitFrom = world.clock.now()
-  return run.handle
-    .fencingToken(context.signal ? { signal: context.signal } : {})
-    .then(async (ready) => {
-      if (world.clock.now() - waitFrom >= 1) await run.lease.checkCurrent()
-      return ready
-    })
-    .catch(() => undefined)
+  try {
+    const token = await run.handle.fencingToken(context.signal ? { signal: context.signal } : {})
+    if (world.clock.now() - waitFrom >= 1) await run.lease.checkCurrent()
+    return { kind: 'ready', token }
+  } catch (error) {
+    if (error instanceof LockLostError || run.lease.isLost) return { kind: 'lost' }
+    return { kind: 'failed', error }
+  }
 }
 
 /** Runs the command under the held lease, ends the run, and says how it went (the exit code). */
@@ -202,36 +215,72 @@ async function superviseRun(
   return lost ? ExitCode.Lost : (ended.status as ExitCode)
 }
 
+/** Why a run gives its lock back before its command starts, and what exec then ends with. */
+interface Unrun {
+  readonly exitCode: ExitCode
+  readonly level: LogLevel
+  /** What happened, before "; the lock was given back unused" or "could not be given back". */
+  readonly what: string
+  /** The failure behind it, reported with the exit code (`error.exitCode`, as exec's others). */
+  readonly error?: unknown
+}
+
+const INTERRUPTED: Unrun = {
+  exitCode: ExitCode.Interrupted,
+  level: LogLevel.Warn,
+  what: 'interrupted before the command started',
+}
+
+function storeFailed(error: unknown): Unrun {
+  return {
+    exitCode: ExitCode.Failure,
+    level: LogLevel.Error,
+    what: 'the store failed before the command started',
+    error,
+  }
+}
+
 /**
- * Stopped while acquiring (SIGINT, SIGTERM): the lock is given back with no run recorded. The
- * command never started, so nothing failed, and a failed run would count towards
- * `--pause-after-failures` and could pause the job.
+ * Stopped before the command started (SIGINT, SIGTERM, SIGHUP, or a store failure while the
+ * lease was checked): the lock is given back with no run recorded. The command never started,
+ * so nothing failed, and a failed run would count towards `--pause-after-failures` and could
+ * pause the job.
  */
 async function giveBackUnrun(
   lifecycle: SingletonLifecycle<undefined, InvocationContext>,
   run: SingletonRun,
   err: (text: string) => void,
+  why: Unrun,
 ): Promise<ExitCode> {
   const { handle } = run
-  const fields = { key: handle.key, token: run.lease.record.token }
+  const fields = {
+    [LogField.key]: handle.key,
+    token: run.lease.record.token,
+    ...(why.error !== undefined && { [LogField.error]: failure(why.error, why.exitCode) }),
+  }
   try {
     await run.lease.release()
   } catch (error) {
     // Lost meanwhile (the lease's signal reports it), or the store failed: it expires by itself.
     err(
-      logLine(LogLevel.Warn, 'interrupted before the command started; the lock could not be given back', {
+      logLine(why.level, `${why.what}; the lock could not be given back, and frees when its lease ends`, {
         ...fields,
-        error,
+        releaseError: error,
       }),
     )
-    return ExitCode.Interrupted
+    return why.exitCode
   }
   // Released already: ending the run stops its heartbeat and writes nothing more.
   await lifecycle.end(run, false)
-  err(
-    logLine(LogLevel.Warn, 'interrupted before the command started; the lock was given back unused', fields),
-  )
-  return ExitCode.Interrupted
+  err(logLine(why.level, `${why.what}; the lock was given back unused`, fields))
+  return why.exitCode
+}
+
+/** An error as exec's lines carry it: what it was, and the exit code it ends exec with. */
+function failure(error: unknown, exitCode: ExitCode): Record<string, unknown> {
+  const described =
+    error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) }
+  return { ...described, [LogField.exitCode]: exitCode }
 }
 
 /**

@@ -27,8 +27,11 @@ export function commandEnv(
   tick: string | undefined,
   inherited: NodeJS.ProcessEnv,
 ): NodeJS.ProcessEnv {
+  // A tick the wrapper inherited (an exec in another exec's command, a variable left in a shell)
+  // is not this run's: left in, the command would take it for its own beside this lease's token.
+  const { [EXEC_ENV.tick]: _notOurs, ...rest } = inherited
   return {
-    ...inherited,
+    ...rest,
     [EXEC_ENV.token]: String(handle.token),
     [EXEC_ENV.key]: handle.key,
     [EXEC_ENV.owner]: handle.lease.owner,

@@ -64,8 +64,19 @@ export class ProcessGroup implements CommandGroup {
     this.shortfall = { setpriv: setpriv === undefined, shell: !shell }
     this.#watchdog = shell ? startWatchdog() : undefined
     const [program, ...args] = setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...argv] : argv
-    // detached: the command leads a new session and process group, which is what gets signalled.
-    const child = spawn(program, args, { stdio: 'inherit', env, detached: true })
+    let child: ChildProcess
+    try {
+      // detached: the command leads a new session and process group, which is what gets signalled.
+      child = spawn(program, args, { stdio: 'inherit', env, detached: true })
+    } catch (error) {
+      // Some refusals come as a throw, not as the child's 'error' (E2BIG: an argument too long).
+      // Thrown after the lock was taken, it would leave the lock held: it is a command that did
+      // not start, as any other, so exec reports it and releases.
+      this.pid = undefined
+      this.leaderExit = Promise.resolve({ kind: 'not-started', error: errnoError(error) })
+      this.close()
+      return
+    }
     this.pid = child.pid
     this.leaderExit = leaderExit(child)
     if (child.pid === undefined) this.close()
@@ -116,6 +127,11 @@ function startWatchdog(): ChildProcess {
   channel?.on('error', () => undefined)
   channel?.unref()
   return watchdog
+}
+
+/** What spawn threw, as the errno error a child's 'error' would carry. */
+function errnoError(thrown: unknown): NodeJS.ErrnoException {
+  return thrown instanceof Error ? thrown : new Error(String(thrown), { cause: thrown })
 }
 
 function leaderExit(child: ChildProcess): Promise<LeaderExit> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { parseCommandLine } from '../../lib/cli/args.js'
 import { durationMs } from '../../lib/cli/exec-args.js'
 import { UsageError } from '../../lib/cli/exit-codes.js'
-import { commandHelp } from '../../lib/cli/help.js'
+import { commandHelp, usageLine } from '../../lib/cli/help.js'
 
 const store = ['--bucket', 'b', '--key', 'locks/job']
 
@@ -75,6 +75,10 @@ describe('exec on the command line', () => {
     [['exec', ...store, '--on-held', 'throw', '--', 'true'], /--on-held must be skip, fail or replace/],
     [['exec', ...store, '--on-held', 'wait', '--', 'true'], /--on-held wait needs --wait/],
     [['exec', ...store, '--ttl', '10x', '--', 'true'], /--ttl must be a duration/],
+    // Refused in --ttl's own terms, before the store is opened: exec has no option for the margin.
+    [['exec', ...store, '--ttl', '0', '--', 'true'], /^--ttl must be at least 3001ms: .*, got "0"$/],
+    [['exec', ...store, '--ttl', '2s', '--', 'true'], /^--ttl must be at least 3001ms: .*, got "2s"$/],
+    [['exec', ...store, '--ttl', '3s', '--', 'true'], /^--ttl must be at least 3001ms: .*, got "3s"$/],
     [['exec', ...store, '--kill-after', '-1', '--', 'true'], /--kill-after needs a value/],
     [['exec', ...store, '--wait', '8d', '--', 'true'], /--wait must be a duration/],
     [['exec', ...store, '--on-held', 'replace', '--', 'true'], /--on-held replace needs --tick/],
@@ -96,6 +100,21 @@ describe('exec on the command line', () => {
   ])('refuses %j', (argv, message) => {
     expect(() => parseCommandLine(argv)).toThrow(UsageError)
     expect(() => parseCommandLine(argv)).toThrow(message)
+  })
+
+  it('takes the shortest --ttl whose renewals fit in the lease', () => {
+    expect(parseCommandLine(['exec', ...store, '--ttl', '3001ms', '--', 'true'])).toMatchObject({
+      exec: { ttlMs: 3_001 },
+    })
+  })
+
+  it('shows --json among its own options, before --: after it, --json would go to the command', () => {
+    expect(commandHelp('exec').split('\n')[0]).toMatch(/ \[--json\] -- COMMAND \[ARG\.\.\.\]$/)
+    expect(usageLine('exec').split('\n')[0]).toMatch(/ \[--json\] -- COMMAND \[ARG\.\.\.\]$/)
+    expect(parseCommandLine(['exec', ...store, '--json', '--', 'echo', 'hi'])).toMatchObject({
+      json: true,
+      exec: { argv: ['echo', 'hi'] },
+    })
   })
 
   it('--help before -- is the help of exec; after it, the command’s', () => {

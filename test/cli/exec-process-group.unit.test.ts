@@ -1,10 +1,10 @@
 // Whether a command's process group still runs, as exec decides when to release: real processes.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { groupRuns } from '../../lib/exec/process-group.js'
+import { groupRuns, ProcessGroup } from '../../lib/exec/process-group.js'
 import { until } from '../support/exec.js'
 
 const linux = existsSync('/proc/self/stat')
@@ -43,5 +43,30 @@ describe.skipIf(!linux)('groupRuns (Linux: /proc)', () => {
     const { child, pid } = await shellWritingPid('setsid sleep 0 & echo $! > "$1"; wait')
     await until(() => child.exitCode !== null, 5_000, 'the shell never exited')
     expect(groupRuns(pid)).toBe(false)
+  })
+})
+
+/** This process's own watchdog shells still alive (lib/exec/process-group.ts starts one per group). */
+function ownWatchdogs(): number {
+  return readdirSync('/proc').filter((entry) => {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      return ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('read group <&3')
+    } catch {
+      return false // not a process, or gone meanwhile
+    }
+  }).length
+}
+
+describe.skipIf(!linux)('ProcessGroup (Linux)', () => {
+  it('a command the system refuses to start at once (E2BIG: an argument too long) never started: no throw, its exit says why, no watchdog is left', async () => {
+    // Linux takes at most 128 KiB in one argument; spawn() then throws instead of reporting.
+    const group = new ProcessGroup(['true', 'x'.repeat(200_000)], process.env)
+    expect(group.pid).toBeUndefined()
+    expect(group.running).toBe(false)
+    await expect(group.leaderExit).resolves.toMatchObject({ kind: 'not-started', error: { code: 'E2BIG' } })
+    group.close()
+    await until(() => ownWatchdogs() === 0, 5_000, 'its watchdog was left behind')
   })
 })

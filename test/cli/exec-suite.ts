@@ -208,37 +208,59 @@ export function execSuite(engine: ExecEngine) {
       expect(code, run.stderr).toBe(ExitCode.Lost)
     })
 
-    it('SIGTERM while waiting for the lock: the command never runs, no failed run is recorded, exit 130', async () => {
+    // SIGHUP too: a closed terminal or ssh session must not kill the wrapper and leave the lock held.
+    it.each(['SIGTERM', 'SIGHUP'] as const)(
+      '%s while waiting for the lock: the command never runs, no failed run is recorded, exit 130',
+      async (signal) => {
+        const log = new JobLog()
+        const lockKey = key()
+        const holder = exec(['--key', lockKey, '--', ...log.job('holder', { sleepMs: 6_000 })])
+        await log.waitFor((note) => note.id === 'holder' && note.what === 'start')
+        const waiter = exec([
+          '--key',
+          lockKey,
+          '--on-held',
+          'wait',
+          '--wait',
+          '120s',
+          '--pause-after-failures',
+          '1',
+          '--',
+          ...log.job('waiter'),
+        ])
+        await talkingToStore(waiter.child.pid ?? 0) // acquiring, so waiting: the holder runs 6 s
+        waiter.child.kill(signal)
+        const { code } = await waiter.exited()
+        expect(code, waiter.stderr).toBe(ExitCode.Interrupted)
+        // The wait is cut short: the waiter is gone while the holder still runs.
+        expect(log.notes().some((note) => note.id === 'holder' && note.what === 'end')).toBe(false)
+        expect((await holder.exited()).code).toBe(0)
+        expect(log.notes().filter((note) => note.id === 'waiter')).toEqual([])
+        const stored = await record(lockKey)
+        expect(stored).not.toHaveProperty('paused')
+        expect(stored).not.toHaveProperty('failures')
+        expect(stored.history?.map((entry) => entry.outcome)).toEqual(['completed']) // the holder's
+        expect(stored.expires_at).toBe(0)
+        expect(waiter.stderr).not.toMatch(/"level":"ERROR"/)
+      },
+    )
+
+    it('a SIGHUP that comes once the lock is released changes nothing: exec exits with the command status', async () => {
       const log = new JobLog()
       const lockKey = key()
-      const holder = exec(['--key', lockKey, '--', ...log.job('holder', { sleepMs: 6_000 })])
-      await log.waitFor((note) => note.id === 'holder' && note.what === 'start')
-      const waiter = exec([
-        '--key',
-        lockKey,
-        '--on-held',
-        'wait',
-        '--wait',
-        '120s',
-        '--pause-after-failures',
-        '1',
-        '--',
-        ...log.job('waiter'),
-      ])
-      await talkingToStore(waiter.child.pid ?? 0) // acquiring, so waiting: the holder runs 6 s
-      waiter.child.kill('SIGTERM')
-      const { code } = await waiter.exited()
-      expect(code, waiter.stderr).toBe(ExitCode.Interrupted)
-      // The wait is cut short: the waiter is gone while the holder still runs.
-      expect(log.notes().some((note) => note.id === 'holder' && note.what === 'end')).toBe(false)
-      expect((await holder.exited()).code).toBe(0)
-      expect(log.notes().filter((note) => note.id === 'waiter')).toEqual([])
-      const stored = await record(lockKey)
-      expect(stored).not.toHaveProperty('paused')
-      expect(stored).not.toHaveProperty('failures')
-      expect(stored.history?.map((entry) => entry.outcome)).toEqual(['completed']) // the holder's
-      expect(stored.expires_at).toBe(0)
-      expect(waiter.stderr).not.toMatch(/"level":"ERROR"/)
+      const tick = '2026-01-01T00:00:00Z'
+      const run = exec(['--key', lockKey, '--tick', tick, '--', ...log.job('a', { exitCode: 3 })])
+      let sent = false
+      // The moment the release is said: the wrapper winds down, and must not die of the signal.
+      run.child.stderr?.on('data', () => {
+        if (sent || !run.stderr.includes('"outcome":"released"')) return
+        sent = true
+        run.child.kill('SIGHUP')
+      })
+      const { code, signal } = await run.exited()
+      expect(sent).toBe(true)
+      expect({ code, signal }, run.stderr).toEqual({ code: 3, signal: null })
+      expect((await record(lockKey)).expires_at).toBe(0)
     })
 
     it("an exec that cannot start names its key in its error line, where the task's metric filters read it", async () => {

@@ -101,6 +101,20 @@ describe('a terminal shows what is true, whatever strings a record holds', () =>
     expect(shown.record.paused).toEqual(forged.paused)
   })
 
+  it('exec refused an object that is not a lock shows its bytes escaped, as inspect does; --json keeps them exact', async () => {
+    const key = 'locks/escapes-exec'
+    await putRaw(s3, bucket, key, FORGED)
+    const shown = await cli('exec', ...at(key), '--', 'true')
+    expect(shown.code).toBe(ExitCode.Corrupted)
+    expect(activeIn(shown.err)).toEqual([])
+    expect(shown.err).toContain('raw object: \\x1b[2K\\r\\x1b[32mstate  free (released)\\x1b[0m')
+    const json = await cli('exec', ...at(key), '--json', '--', 'true')
+    expect(json.code).toBe(ExitCode.Corrupted)
+    expect(activeIn(json.err)).toEqual([])
+    // The error comes last, after the lines exec logged on its way.
+    expect(JSON.parse(json.err.split('\n').at(-1) ?? '').error.raw).toBe(FORGED)
+  })
+
   it('an operator command that names the holder escapes it as well', async () => {
     const key = 'locks/escapes-force'
     await forgedLock(key)

@@ -34,7 +34,13 @@ function lease(controller: AbortController): SupervisedLease {
 
 function start(
   shape: GroupShape = {},
-  options: { notStarted?: NodeJS.ErrnoException; lostBefore?: LostReason; tick?: string } = {},
+  options: {
+    notStarted?: NodeJS.ErrnoException
+    lostBefore?: LostReason
+    tick?: string
+    /** What the wrapper's own environment holds besides PATH and HOME. */
+    inherited?: NodeJS.ProcessEnv
+  } = {},
 ): Started {
   const clock = new ManualClock()
   const signals = new FakeSignals()
@@ -58,7 +64,7 @@ function start(
     },
     signals,
     clock,
-    env: { PATH: '/usr/bin', HOME: '/home/ops' },
+    env: { PATH: '/usr/bin', HOME: '/home/ops', ...options.inherited },
     err: (text) => lines.push(JSON.parse(text) as Record<string, unknown>),
   })
   let over = false
@@ -90,6 +96,22 @@ describe('exec supervision', () => {
   it('leaves the tick out of the environment when there is none', () => {
     const { env } = start()
     expect(env()).not.toHaveProperty(EXEC_ENV.tick)
+  })
+
+  it("removes a tick the wrapper inherited when there is none: the command must not take another run's tick for its own", () => {
+    // An exec in another exec's command, or a variable left in a shell.
+    const { env } = start({}, { inherited: { [EXEC_ENV.tick]: '2027-01-15T02:00:00Z' } })
+    expect(env()).not.toHaveProperty(EXEC_ENV.tick)
+  })
+
+  it("replaces the lease's variables the wrapper inherited with its own", () => {
+    const inherited = { [EXEC_ENV.token]: '3', [EXEC_ENV.key]: 'jobs/outer', [EXEC_ENV.tick]: 'outer-tick' }
+    const { env } = start({}, { inherited, tick: '2027-01-15T03:00:00Z' })
+    expect(env()).toMatchObject({
+      [EXEC_ENV.token]: '17',
+      [EXEC_ENV.key]: 'jobs/nightly',
+      [EXEC_ENV.tick]: '2027-01-15T03:00:00Z',
+    })
   })
 
   it('reports the command status, not lost, when the command ran to its end', async () => {
