@@ -6,12 +6,13 @@ import { Construct } from 'constructs'
 import { DEFAULT_KEY_PREFIX, LOCK_ENV } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
 import type { ILockStore } from './lock-store.js'
-import { secureBucketProps } from './private/bucket-props.js'
+import { refuseExpiringLifecycleRules, secureBucketProps } from './private/bucket-props.js'
 import { validateKeyPrefix } from './private/key-prefix.js'
 import {
   type BindOptions,
   bindLockKey,
   grantedKeys,
+  readOnlyKey,
   validateLockKey,
   validateLockKeys,
 } from './private/lock-key.js'
@@ -28,7 +29,7 @@ export const LOCK_ACTIONS = ['s3:GetObject', 's3:PutObject'] as const
 export const DENIED_LOCK_DELETES = ['s3:DeleteObject', 's3:DeleteObjectVersion'] as const
 
 /** S3 keys are at most 1024 bytes; leave room below the prefix for the lock's own name. */
-const MAX_PREFIX_LENGTH = 512
+const MAX_PREFIX_BYTES = 512
 
 export interface LockBucketProps {
   /**
@@ -115,7 +116,7 @@ export class LockBucket extends Construct implements ILockStore {
     validateKeyPrefix(this, this.keyPrefix, {
       construct: 'LockBucket',
       container: 'bucket',
-      maxLength: MAX_PREFIX_LENGTH,
+      maxBytes: MAX_PREFIX_BYTES,
       noLeadingSlash: true,
     })
 
@@ -136,6 +137,7 @@ export class LockBucket extends Construct implements ILockStore {
       this.createdBucket = undefined
     } else {
       this.createdBucket = new s3.Bucket(this, 'Bucket', secureBucketProps(this, props))
+      refuseExpiringLifecycleRules(this, this.createdBucket, this.keyPrefix)
       this.bucket = this.createdBucket
     }
 
@@ -188,7 +190,7 @@ export class LockBucket extends Construct implements ILockStore {
    * key is fixed at deploy time, such as a `ScheduledSingletonTask`.
    */
   grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
-    validateLockKey(this, lockKey)
+    validateLockKey(this, lockKey, this.keyPrefix)
     return this.#grantObjects(grantee, [lockKey])
   }
 
@@ -199,21 +201,32 @@ export class LockBucket extends Construct implements ILockStore {
    * `['tenant-sync/*']`.
    */
   grantKeys(grantee: iam.IGrantable, patterns: readonly string[]): iam.Grant {
-    validateLockKeys(this, patterns)
+    validateLockKeys(this, patterns, this.keyPrefix)
     return this.#grantObjects(grantee, patterns)
   }
 
   /**
    * Wires a function to this lock store: the environment variables the `singleton()` middleware
    * reads (bucket name, key prefix and the function's lock key), and a grant on its own key only
-   * (`grantKey`), or on `lockKeys` when given. Returns the lock key (below the prefix).
+   * (`grantKey`), or on `lockKeys` when given, with `s3:GetObject` on its own key then too (the
+   * runtime's clock probe at INIT reads it). Returns the lock key (below the prefix).
    */
   bind(fn: lambda.Function, options: BindOptions = {}): string {
-    const lockKey = bindLockKey(this, fn, options.lockKey)
+    const lockKey = bindLockKey(this, fn, options.lockKey, this.keyPrefix)
     fn.addEnvironment(LOCK_ENV.store, this.kind)
     fn.addEnvironment(LOCK_ENV.bucket, this.bucket.bucketName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
-    this.#grantObjects(fn, grantedKeys(this, lockKey, options.lockKeys))
+    this.#grantObjects(fn, grantedKeys(this, lockKey, options.lockKeys, this.keyPrefix))
+    const readOnly = readOnlyKey(lockKey, options.lockKeys)
+    // The KMS key, if any, is granted with the keys above.
+    if (readOnly !== undefined) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject'],
+          resources: [this.bucket.arnForObjects(`${this.keyPrefix}${readOnly}`)],
+        }),
+      )
+    }
     return lockKey
   }
 

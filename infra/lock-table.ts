@@ -14,6 +14,7 @@ import {
   bindLockKey,
   grantedKeys,
   isPattern,
+  readOnlyKey,
   validateLockKey,
   validateLockKeys,
 } from './private/lock-key.js'
@@ -42,10 +43,11 @@ export const TABLE_KEY_ACTIONS = [
 export const DEFAULT_PARTITION_KEY = 'pk'
 
 /**
- * A partition key value is at most 2048 bytes; leave room below the prefix for the lock's own
- * name.
+ * The runtime takes lock keys of at most 1024 bytes, prefix included (a partition key value could
+ * be 2048): a longer prefix leaves no room for any key. Prefix and key are checked together where
+ * a key is granted or bound.
  */
-const MAX_PREFIX_LENGTH = 1024
+const MAX_PREFIX_BYTES = 1024
 
 /** DynamoDB's limit on the name of a key attribute. */
 const MAX_ATTRIBUTE_NAME_LENGTH = 255
@@ -162,7 +164,7 @@ export class LockTable extends Construct implements ILockStore {
     validateKeyPrefix(this, this.keyPrefix, {
       construct: 'LockTable',
       container: 'table',
-      maxLength: MAX_PREFIX_LENGTH,
+      maxBytes: MAX_PREFIX_BYTES,
     })
     this.partitionKey = props.partitionKey ?? DEFAULT_PARTITION_KEY
     validatePartitionKey(this, this.partitionKey)
@@ -208,7 +210,7 @@ export class LockTable extends Construct implements ILockStore {
    * time, such as a `ScheduledSingletonTask`.
    */
   grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
-    validateLockKey(this, lockKey)
+    validateLockKey(this, lockKey, this.keyPrefix)
     return this.#grantItems(grantee, [lockKey])
   }
 
@@ -219,25 +221,38 @@ export class LockTable extends Construct implements ILockStore {
    * chooses its key at run time, e.g. `['tenant-sync/*']`.
    */
   grantKeys(grantee: iam.IGrantable, patterns: readonly string[]): iam.Grant {
-    validateLockKeys(this, patterns)
+    validateLockKeys(this, patterns, this.keyPrefix)
     return this.#grantItems(grantee, patterns)
   }
 
   /**
    * Wires a function to this lock store: the environment variables the runtime reads (table
    * name, key prefix, the partition key when it is not `pk`, and the function's lock key), and a
-   * grant on its own key only (`grantKey`), or on `lockKeys` when given. Returns the lock key
+   * grant on its own key only (`grantKey`), or on `lockKeys` when given, with `dynamodb:GetItem`
+   * on its own key then too (the runtime's clock probe at INIT reads it). Returns the lock key
    * (below the prefix).
    */
   bind(fn: lambda.Function, options: BindOptions = {}): string {
-    const lockKey = bindLockKey(this, fn, options.lockKey)
+    const lockKey = bindLockKey(this, fn, options.lockKey, this.keyPrefix)
     fn.addEnvironment(LOCK_ENV.store, this.kind)
     fn.addEnvironment(LOCK_ENV.table, this.table.tableName)
     fn.addEnvironment(LOCK_ENV.keyPrefix, this.keyPrefix)
     if (this.partitionKey !== DEFAULT_PARTITION_KEY) {
       fn.addEnvironment(LOCK_ENV.partitionKey, this.partitionKey)
     }
-    this.#grantItems(fn, grantedKeys(this, lockKey, options.lockKeys))
+    this.#grantItems(fn, grantedKeys(this, lockKey, options.lockKeys, this.keyPrefix))
+    const readOnly = readOnlyKey(lockKey, options.lockKeys)
+    // The KMS key, if any, is granted with the keys above.
+    if (readOnly !== undefined) {
+      iam.Grant.addToPrincipal({
+        grantee: fn,
+        actions: ['dynamodb:GetItem'],
+        resourceArns: [this.table.tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [`${this.keyPrefix}${readOnly}`] },
+        },
+      })
+    }
     return lockKey
   }
 

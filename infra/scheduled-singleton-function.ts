@@ -6,10 +6,24 @@ import * as logs from 'aws-cdk-lib/aws-logs'
 import { Construct } from 'constructs'
 import { LOCK_ENV, type LockStoreKind } from '../lib/config.js'
 import { SingletonValidationError } from './errors.js'
+import { acknowledgeWildcardResource } from './private/nag.js'
 import { ScheduledSingleton, type ScheduledSingletonOptions } from './scheduled-singleton.js'
 
 /** Lambda's hard limit on a function's timeout. */
 const MAX_TIMEOUT = Duration.minutes(15)
+
+/**
+ * The EC2 actions of the AWS-managed AWSLambdaVPCAccessExecutionRole (v3): what Lambda does, with
+ * the function's role, to attach it to its VPC's subnets.
+ */
+const VPC_ACCESS_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const
 
 /**
  * ESM bundles of CommonJS dependencies may call `require()` for Node built-ins, which ESM lacks;
@@ -45,10 +59,12 @@ export interface ScheduledSingletonFunctionProps extends ScheduledSingletonOptio
 
   /**
    * Anything else about the function: memory, environment, runtime, tracing, VPC, role, log
-   * group. `bundling` is merged over the defaults (ESM, minified, source maps, AWS SDK bundled).
+   * group. `bundling` is merged over the defaults (ESM, minified, source maps, AWS SDK bundled);
+   * with `format: OutputFormat.CJS`, the ES-module-only banner and `mainFields` are left out.
    *
    * @default nodejs24.x, a log group with one month's retention, and a role that may write to
-   *   that log group and use the lock, nothing more
+   *   that log group and use the lock, nothing more (in a VPC, also manage the function's network
+   *   interfaces, as AWSLambdaVPCAccessExecutionRole would, without its logs rights)
    */
   readonly functionProps?: SingletonFunctionProps
 }
@@ -93,8 +109,12 @@ export class ScheduledSingletonFunction extends Construct {
       new logs.LogGroup(this, 'LogGroup', {
         retention: logs.RetentionDays.ONE_MONTH,
       })
-    const role = given.role ?? (given.vpc ? undefined : this.createRole(this.logGroup))
+    const role = given.role ?? this.createRole(this.logGroup)
+    // In a VPC, Lambda makes the function's network interfaces with its role, as the function is
+    // created: so the function waits for this policy.
+    const vpcAccess = given.vpc && !given.role ? this.createVpcAccessPolicy(role) : undefined
 
+    const format = given.bundling?.format ?? nodejs.OutputFormat.ESM
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       runtime: lambda.Runtime.NODEJS_24_X,
       ...given,
@@ -105,18 +125,26 @@ export class ScheduledSingletonFunction extends Construct {
       role,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...given.environment },
       bundling: {
-        format: nodejs.OutputFormat.ESM,
+        format,
         minify: true,
         sourceMap: true,
         bundleAwsSDK: true,
-        // Prefer the ES module builds of dependencies (the AWS SDK ships both).
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
+        // Only in an ES module: the banner is an `import` and reads `import.meta`, which a CommonJS
+        // bundle cannot load; esbuild's own main fields then fit the CommonJS output.
+        ...(format === nodejs.OutputFormat.ESM
+          ? {
+              // Prefer the ES module builds of dependencies (the AWS SDK ships both).
+              mainFields: ['module', 'main'],
+              banner: ESM_REQUIRE_BANNER,
+            }
+          : {}),
         ...given.bundling,
         // The store is known here: the middleware's branch for the other one (and its SDK) drops out.
         define: { [`process.env.${LOCK_ENV.store}`]: JSON.stringify(storeKind), ...given.bundling?.define },
       },
     })
+
+    if (vpcAccess) this.function.node.addDependency(vpcAccess)
 
     this.singleton = new ScheduledSingleton(this, 'Singleton', {
       ...props,
@@ -143,5 +171,26 @@ export class ScheduledSingletonFunction extends Construct {
       }),
     )
     return role
+  }
+
+  /**
+   * What Lambda needs to run the function in a VPC: the network-interface actions of the
+   * AWS-managed AWSLambdaVPCAccessExecutionRole, without its CloudWatch Logs actions on every log
+   * group. A policy of its own, so that its acknowledged wildcard covers it and nothing else.
+   */
+  private createVpcAccessPolicy(role: iam.IRole): iam.Policy {
+    const policy = new iam.Policy(this, 'VpcAccessPolicy', {
+      roles: [role],
+      statements: [new iam.PolicyStatement({ actions: [...VPC_ACCESS_ACTIONS], resources: ['*'] })],
+    })
+    acknowledgeWildcardResource(
+      policy,
+      '*',
+      'Lambda creates, describes and deletes the network interfaces of a function in a VPC with its ' +
+        'role; EC2 cannot scope DescribeNetworkInterfaces or DescribeSubnets to a resource, and the ' +
+        "interfaces' IDs are not known before Lambda makes them. These are the EC2 actions of " +
+        'AWSLambdaVPCAccessExecutionRole, nothing more.',
+    )
+    return policy
   }
 }

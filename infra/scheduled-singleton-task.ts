@@ -17,6 +17,13 @@ import {
   pauseAfterFailuresProblem,
   SingletonMetric,
 } from '../lib/config.js'
+import { LockOptionsError } from '../lib/core/errors.js'
+import {
+  DEFAULT_CLOCK_SKEW_MARGIN_MS,
+  defaultHeartbeatMs,
+  minTtlForDefaultHeartbeat,
+  validateTiming,
+} from '../lib/core/timing.js'
 import { Outcome } from '../lib/lifecycle/outcome.js'
 import { ExecMessage, LogField, LogLevel, logPath, OutcomeField } from '../lib/log-contract.js'
 import { SingletonValidationError } from './errors.js'
@@ -39,7 +46,10 @@ export interface ScheduledSingletonTaskProps extends ScheduledJobOptions {
   readonly command: readonly string[]
   /** How to start `lambda-singleton` in the image. @default ['npx', '--no', 'lambda-singleton'] */
   readonly execCommand?: readonly string[]
-  /** The lease, renewed every third of it: a crashed task frees the lock this long after. @default 2 minutes */
+  /**
+   * The lease, renewed every third of it: a crashed task frees the lock this long after. A third
+   * must fit above exec's 2 s clock-skew margin: at least 3001 milliseconds. @default 2 minutes
+   */
   readonly ttl?: Duration
   /** From SIGTERM to SIGKILL when the lease is lost (`--kill-after`). @default 10 seconds */
   readonly killAfter?: Duration
@@ -138,16 +148,17 @@ export class ScheduledSingletonTask extends Construct {
       ['ttl', props.ttl],
       ['killAfter', props.killAfter],
     ] as const) {
-      if (duration && !duration.isUnresolved() && duration.toMilliseconds() > MAX_DURATION_MS) {
+      if (duration && !duration.isUnresolved() && execMs(duration) > MAX_DURATION_MS) {
         throw new SingletonValidationError(
           `${name} must be at most a week, as exec takes, got ${duration}`,
           this,
         )
       }
     }
+    if (props.ttl && !props.ttl.isUnresolved()) validateExecTtl(this, props.ttl)
     this.lockStore = chooseLockStore(this, props).store
     this.lockKey = props.lockKey ?? this.node.path
-    validateLockKey(this, this.lockKey)
+    validateLockKey(this, this.lockKey, this.lockStore.keyPrefix)
     this.fullLockKey = `${this.lockStore.keyPrefix}${this.lockKey}`
 
     const network = this.network(props)
@@ -216,7 +227,11 @@ export class ScheduledSingletonTask extends Construct {
   /** `lambda-singleton exec` and its store options, before `--`. */
   private execArgs(props: ScheduledSingletonTaskProps): string[] {
     const storeArgs = this.lockStore.execOptions()
-    const seconds = (duration: Duration) => `${duration.toSeconds()}s`
+    // Whole seconds read best in the task definition; exec takes milliseconds for the rest.
+    const seconds = (duration: Duration) => {
+      const ms = execMs(duration)
+      return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
+    }
     return [
       ...(props.execCommand ?? ['npx', '--no', 'lambda-singleton']),
       'exec',
@@ -363,6 +378,35 @@ export class ScheduledSingletonTask extends Construct {
     }
     // createMetricAlarms set their actions already.
     return { failedRuns, lostLease, deadLetter, ...scheduleAlarms }
+  }
+}
+
+/**
+ * A duration as exec counts it: whole milliseconds (it rounds what it parses). CDK's own
+ * conversion throws on a fraction, which no exec option needs to refuse.
+ */
+function execMs(duration: Duration): number {
+  return Math.round(duration.toMilliseconds({ integral: false }))
+}
+
+/**
+ * Refuses a `ttl` that exec refuses at every run, by the runtime's own timing rule as exec applies
+ * it (its lifecycle's default heartbeat, a third of the ttl, and the default clock-skew margin):
+ * exec has no option for either, so the only fix is a longer ttl.
+ */
+function validateExecTtl(scope: Construct, ttl: Duration): void {
+  const ttlMs = execMs(ttl)
+  try {
+    validateTiming({ ttlMs, heartbeatMs: defaultHeartbeatMs(ttlMs), heartbeatIsDefault: true }, 'exec')
+  } catch (error) {
+    if (!(error instanceof LockOptionsError)) throw error
+    const shortest = minTtlForDefaultHeartbeat(DEFAULT_CLOCK_SKEW_MARGIN_MS)
+    throw new SingletonValidationError(
+      `ttl ${ttl} is one exec refuses at every run: the lease is renewed every third of it, which ` +
+        `must fit above the ${DEFAULT_CLOCK_SKEW_MARGIN_MS} ms clock-skew margin; give at least ` +
+        `${shortest} milliseconds`,
+      scope,
+    )
   }
 }
 

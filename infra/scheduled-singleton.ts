@@ -34,7 +34,8 @@ export interface ScheduledSingletonOptions extends ScheduledJobOptions {
    * The lock keys the function's role may use, below the store's key prefix, when its handler
    * chooses the key at run time (the middleware's `key` as a function: per tenant, per entity).
    * Patterns take IAM's wildcards (`*` any run of characters, `?` one), e.g. `['tenant-sync/*']`.
-   * What is listed is all that is granted: add `lockKey` if the handler also uses it. `['*']`
+   * What is listed is all the role may write: add `lockKey` if the handler also locks it (the
+   * role may always read it: the runtime reads the store's clock from it at INIT). `['*']`
    * grants the whole prefix, every job's lock: one job's role could then write, and park, another
    * job's lock.
    *

@@ -9,8 +9,8 @@ export interface KeyPrefixRules {
   readonly construct: string
   /** What an empty prefix would cover, e.g. `bucket`. */
   readonly container: string
-  /** The longest prefix accepted, leaving room for the lock's own name below it. */
-  readonly maxLength: number
+  /** The longest prefix accepted, in UTF-8 bytes, leaving room for the lock's own name below it. */
+  readonly maxBytes: number
   /** Refuse a leading `/` (S3 keys have none). */
   readonly noLeadingSlash?: boolean
 }
@@ -34,5 +34,6 @@ export function validateKeyPrefix(scope: Construct, prefix: string, rules: KeyPr
   const problem = keyPrefixProblem(prefix, rules.noLeadingSlash ? 's3' : 'dynamodb')
   if (problem) fail(problem)
   if (/[*?]/.test(prefix)) fail('contains "*" or "?", which IAM reads as wildcards')
-  if (prefix.length > rules.maxLength) fail(`is longer than ${rules.maxLength} characters`)
+  // Bytes, as the key limits they leave room in count: not characters.
+  if (Buffer.byteLength(prefix, 'utf8') > rules.maxBytes) fail(`is longer than ${rules.maxBytes} bytes`)
 }

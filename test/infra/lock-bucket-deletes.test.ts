@@ -119,6 +119,44 @@ describe('LockBucket: lock objects cannot be deleted (a deletion could restart a
   })
 })
 
+describe('lifecycle rules added to the created bucket after the construct', () => {
+  it('refuses at synth one that would expire lock objects, however it was added', () => {
+    const stack = testStack()
+    const locks = new LockBucket(stack, 'Locks')
+    locks.createdBucket?.addLifecycleRule({ id: 'purge', expiration: Duration.days(30) })
+    const error = thrown(() => Template.fromStack(stack))
+    expect(error.message).toMatch(
+      /Test\/Locks.*lifecycle rule \(purge\) would expire lock objects under 'locks\/'/s,
+    )
+  })
+
+  it('refuses one on a part of a custom lock prefix, and one given a date', () => {
+    for (const rule of [
+      { prefix: 'jobs/locks/old-', expiration: Duration.days(1) },
+      { prefix: 'jobs/', expirationDate: new Date('2030-01-01T00:00:00Z') },
+    ]) {
+      const stack = testStack()
+      new LockBucket(stack, 'Locks', { keyPrefix: 'jobs/locks/' }).createdBucket?.addLifecycleRule(rule)
+      expect(thrown(() => Template.fromStack(stack)).message).toMatch(/would expire lock objects/)
+    }
+  })
+
+  it('accepts added rules that cannot expire lock objects', () => {
+    const stack = testStack()
+    const bucket = new LockBucket(stack, 'Locks').createdBucket
+    bucket?.addLifecycleRule({ prefix: 'tmp/', expiration: Duration.days(1) })
+    bucket?.addLifecycleRule({ abortIncompleteMultipartUploadAfter: Duration.days(1) })
+    bucket?.addLifecycleRule({ prefix: 'locks/', expiration: Duration.days(1), enabled: false })
+    bucket?.addLifecycleRule({ expiration: Duration.days(1), tagFilters: { scratch: 'yes' } })
+    const rules = (
+      Object.values(Template.fromStack(stack).findResources('AWS::S3::Bucket'))[0] as {
+        Properties: { LifecycleConfiguration: { Rules: unknown[] } }
+      }
+    ).Properties.LifecycleConfiguration.Rules
+    expect(rules).toHaveLength(4)
+  })
+})
+
 describe('nothing the library or its CLI does needs a delete of a lock object', () => {
   it('has no DeleteObject call in lib/ (the lock, the stores, fencedPut, the CLI)', () => {
     const lib = fileURLToPath(new URL('../../lib', import.meta.url))

@@ -15,7 +15,7 @@ import {
   ScheduledSingletonTask,
   SingletonValidationError,
 } from '../../infra/index.js'
-import { mayUseLock } from './iam-eval.js'
+import { mayUseLock, roleStatements } from './iam-eval.js'
 import { FIXTURE_ENTRY, nagFindings, testStack, thrown } from './support.js'
 
 const hourly = [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }]
@@ -156,7 +156,7 @@ describe.each(['s3', 'dynamodb'] as const)("one job's role and another job's loc
     }).toEqual(OWN_AND_NOTHING_ELSE)
   })
 
-  it('gives a function whose keys are chosen at run time the patterns of lockKeys, below the prefix, and nothing else', () => {
+  it('gives a function whose keys are chosen at run time the patterns of lockKeys, its own key to read only, and nothing else', () => {
     const { stack, options, where } = storeSetup(kind)
     const sync = new ScheduledSingletonFunction(stack, 'TenantSync', {
       entry: FIXTURE_ENTRY,
@@ -175,8 +175,10 @@ describe.each(['s3', 'dynamodb'] as const)("one job's role and another job's loc
     expect(mayUseLock(template, role, where, 'locks/tenant-sync/acme')).toEqual({ read: true, write: true })
     expect(mayUseLock(template, role, where, 'locks/tenant-sync/globex')).toEqual({ read: true, write: true })
     expect(mayUseLock(template, role, where, 'locks/report')).toEqual({ read: false, write: false })
-    // lockKeys replaces the default key: what is granted is exactly what is listed.
-    expect(mayUseLock(template, role, where, 'locks/Jobs/TenantSync')).toEqual({ read: false, write: false })
+    // The runtime reads the store's clock at INIT from the function's own key (LAMBDA_SINGLETON_KEY),
+    // whatever key its runs lock: it may read that key, and write it only if lockKeys lists it.
+    expect(mayUseLock(template, role, where, 'locks/Jobs/TenantSync')).toEqual({ read: true, write: false })
+    expect(mayUseLock(template, role, where, 'locks/Jobs/TenantSync2')).toEqual({ read: false, write: false })
     // The pattern's wildcard is acknowledged where it is granted; nothing else is.
     expect(nagFindings(stack).filter((f) => f.rule.startsWith('AwsSolutions-IAM5'))).toEqual([])
   })
@@ -192,7 +194,21 @@ describe.each(['s3', 'dynamodb'] as const)("one job's role and another job's loc
     const template = Template.fromStack(stack)
     const role = roleIdOf(stack, wide.function.role)
     expect(mayUseLock(template, role, where, 'locks/anything/at/all')).toEqual({ read: true, write: true })
+    expect(mayUseLock(template, role, where, `locks/${wide.lockKey}`)).toEqual({ read: true, write: true })
     expect(mayUseLock(template, role, where, 'elsewhere/x')).toEqual({ read: false, write: false })
+  })
+
+  it('adds no read of its own key beside lockKeys that already cover it', () => {
+    const { stack, store, where } = storeSetup(kind)
+    const fn = inlineFunction(stack, 'Fn')
+    store.bind(fn, { lockKey: 'report', lockKeys: ['report', 'report/*'] })
+    const template = Template.fromStack(stack)
+    const role = roleIdOf(stack, fn.role)
+    expect(mayUseLock(template, role, where, 'locks/report')).toEqual({ read: true, write: true })
+    const lockStatements = roleStatements(template, role).filter((s) =>
+      [s.Action ?? []].flat().some((a) => /^(s3|dynamodb):/.test(a)),
+    )
+    expect(lockStatements).toHaveLength(1)
   })
 
   it("lets grantKeys() give any role (a container's) the keys that match its patterns, and no other", () => {

@@ -14,6 +14,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs'
 import { describe, expect, it } from 'vitest'
 import { RebuildStack } from '../../examples/beyond-lambda/task-stack.js'
 import { LockBucket, LockTable, ScheduledSingletonTask, SingletonValidationError } from '../../infra/index.js'
+import { execLine } from '../../lib/cli/exec-args.js'
+import { resolveOptions } from '../../lib/lifecycle/options.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
 import { nagFindings, testStack, thrown } from './support.js'
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>
@@ -57,6 +60,32 @@ function statementsOf(template: Template, roleId: string): unknown[] {
       ),
     )
     .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: unknown[] }).Statement)
+}
+
+/** The container command of `task`, as synthesized (tokens resolved). */
+function commandOf(stack: Stack, task: ScheduledSingletonTask): string[] {
+  const template = Template.fromStack(stack).toJSON() as { Resources: Resources }
+  const id = ref(stack, task.taskDefinition)
+  const definitions = template.Resources[id]?.Properties.ContainerDefinitions as Array<{ Command: string[] }>
+  return definitions[0]?.Command ?? []
+}
+
+function argAfter(args: readonly string[], option: string): string {
+  const value = args[args.indexOf(option) + 1]
+  if (args.indexOf(option) < 0 || typeof value !== 'string') throw new Error(`no ${option} in ${args}`)
+  return value
+}
+
+/** Whether exec would run with this --ttl and --kill-after: its parser, then its lifecycle's options. */
+function execAccepts(ttl: string, killAfter: string): boolean {
+  try {
+    const settings = execLine({ ttl, 'kill-after': killAfter }, ['x'])
+    // As exec's adapter builds its lifecycle: the whole key, the default heartbeat and margin.
+    resolveOptions({ store: new MemoryLockStore(), keyPrefix: '', key: 'k', ttlMs: settings.ttlMs }, 'exec')
+    return true
+  } catch {
+    return false
+  }
 }
 
 describe('ScheduledSingletonTask', () => {
@@ -293,6 +322,65 @@ describe('ScheduledSingletonTask', () => {
     expect(
       thrown(() => new ScheduledSingletonTask(stack, 'B', { image, command: ['x'], schedules: [] })).message,
     ).toMatch(/at least one schedule/)
+  })
+
+  it('refuses a ttl that exec would refuse at every run: its heartbeat must fit above the clock-skew margin', () => {
+    const stack = testStack()
+    const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
+    for (const ttl of [Duration.seconds(3), Duration.seconds(2), Duration.millis(1)]) {
+      const error = thrown(
+        () =>
+          new ScheduledSingletonTask(stack, `Short${ttl.toMilliseconds()}`, {
+            image,
+            command: ['x'],
+            schedules,
+            ttl,
+          }),
+      )
+      expect(error).toBeInstanceOf(SingletonValidationError)
+      expect(error.message).toMatch(/ttl .* at least 3001 milliseconds/)
+    }
+  })
+
+  it('agrees with exec on every ttl: what it synthesizes, exec takes; what exec refuses, it refuses', () => {
+    const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
+    const week = 7 * 24 * 3_600_000
+    for (const ms of [1, 1999, 2000, 2001, 3000, 3001, 3002, 4500, 6000, 60_000, 120_000, week, week + 1]) {
+      const stack = testStack()
+      let args: string[] | undefined
+      try {
+        const ttl = Duration.millis(ms)
+        args = commandOf(
+          stack,
+          new ScheduledSingletonTask(stack, 'Job', { image, command: ['x'], schedules, ttl }),
+        )
+      } catch (error) {
+        expect(error, `ttl ${ms} ms`).toBeInstanceOf(SingletonValidationError)
+      }
+      if (args === undefined) {
+        expect(execAccepts(`${ms}ms`, '10s'), `ttl ${ms} ms, refused at synth`).toBe(false)
+      } else {
+        const ttl = argAfter(args, '--ttl')
+        expect(execAccepts(ttl, argAfter(args, '--kill-after')), `ttl ${ms} ms, synthesized`).toBe(true)
+        expect(execLine({ ttl }, ['x']).ttlMs, `ttl ${ms} ms`).toBe(ms)
+      }
+    }
+  })
+
+  it('passes sub-second durations to exec in milliseconds, whole seconds in seconds', () => {
+    const stack = testStack()
+    const schedules = [{ name: 'x', expression: ScheduleExpression.rate(Duration.hours(1)) }]
+    const task = new ScheduledSingletonTask(stack, 'Precise', {
+      image,
+      command: ['x'],
+      schedules,
+      ttl: Duration.millis(4500),
+      killAfter: Duration.millis(500),
+    })
+    const args = commandOf(stack, task)
+    expect([argAfter(args, '--ttl'), argAfter(args, '--kill-after')]).toEqual(['4500ms', '500ms'])
+    const settings = execLine({ ttl: '4500ms', 'kill-after': '500ms' }, ['x'])
+    expect([settings.ttlMs, settings.killAfterMs]).toEqual([4500, 500])
   })
 
   it('synthesizes the example of docs/beyond-lambda.md, cdk-nag clean', () => {
