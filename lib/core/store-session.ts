@@ -310,8 +310,9 @@ export class StoreSession {
    * after a failure we read before writing again: our own body means the write is ours;
    * another etag means someone else won; only an unchanged object is worth another try.
    *
-   * `signal` stops the tries only between them, once the object is known unchanged: a write
-   * already sent is never abandoned, and neither is the read that settles it. Its answer decides
+   * `signal` stops the tries only between them, once a read has shown the object unchanged: a
+   * write already sent is never abandoned, nor the read that settles it, nor the tries after a
+   * read that could not tell (the tries and the `deadline` still bound them). Its answer decides
    * (each request is bounded by the store's own timeout); abandoned, a write that landed would
    * leave a live lease its writer never learns of, holding the lock for a whole ttl.
    */
@@ -330,8 +331,10 @@ export class StoreSession {
       )
     }
     const options = {}
+    // A write that may have landed, not yet told by a read: stopping now could abandon a live lease.
+    let untold = false
     for (let attempt = 0; ; attempt++) {
-      signal?.throwIfAborted()
+      if (!untold) signal?.throwIfAborted()
       const sentAt = this.clock.now()
       let failure: LockStoreError
       try {
@@ -358,7 +361,8 @@ export class StoreSession {
       }
       const settled = await this.#settle(body, etag, options)
       if (settled && settled !== UNKNOWN) return settled
-      await this.#backOff(attempt, failure, deadline, signal)
+      untold = settled === UNKNOWN
+      await this.#backOff(attempt, failure, deadline, untold ? undefined : signal)
     }
   }
 

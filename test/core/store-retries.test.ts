@@ -163,6 +163,20 @@ describe('an abort signal', () => {
     expect(JSON.parse(store.memory.peek(KEY) ?? '{}')).toMatchObject({ expires_at: 0 })
   })
 
+  it("waits, after a write whose answer was lost and a read that could not tell, until a read tells: the landed lease is the caller's", async () => {
+    const { store, lock } = setup()
+    const controller = new AbortController()
+    store.script('read', 'ok', 'transient')
+    store.script('create', () => {
+      controller.abort(new Error('shutting down'))
+      return 'answer-lost'
+    })
+    const result = await lock().tryAcquire({ signal: controller.signal })
+    expect(result.status).toBe('acquired')
+    if (result.status === 'acquired') await result.lease.release()
+    expect(JSON.parse(store.memory.peek(KEY) ?? '{}')).toMatchObject({ expires_at: 0 })
+  })
+
   it('stops the retries at once, with its reason', async () => {
     const { store, lock } = setup()
     const controller = new AbortController()
