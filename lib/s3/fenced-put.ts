@@ -59,7 +59,9 @@ export interface FencedPutTarget {
    * How long to keep trying, in ms, while other writers keep getting in between or S3 keeps
    * failing transiently. Each lost round means another writer made progress, so a writer whose
    * token is still the highest it has seen tries again until then; each request's timeout is
-   * cut to what is left. Then: a retryable `LockStoreError`. @default 10000
+   * cut to what is left. Then: a retryable `LockStoreError`. A settle already owed (see
+   * `readValidityMs`) is waited out whole even past it, at most 1.1 × `readValidityMs` + 50 ms
+   * and a HEAD more. @default 10000
    */
   readonly timeoutMs?: number
   /** Timeout of each S3 request, in ms. @default 5000 */
@@ -155,7 +157,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
   checkReadValidityMs(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, key)
   const clock = options.clock ?? systemClock
   const deadline = clock.now() + timeoutMs
-  const state: CallState = { deadline, hiddenOnce: false, settleOwed: false }
+  const state: CallState = { hiddenOnce: false, settleOwed: false }
   let failure: LockStoreError | undefined
   for (let round = 0; ; round++) {
     const left = deadline - clock.now()
@@ -201,13 +203,12 @@ type TokenedPut = FencedPutTarget & { readonly token: number }
 
 /** What one call carries from round to round. */
 interface CallState {
-  /** When the call gives up (`timeoutMs`), on the wall clock. */
-  readonly deadline: number
   /** A create found the object though the HEAD did not: a second time means it is hidden from us. */
   hiddenOnce: boolean
   /**
-   * A PUT that may have landed left, or would leave, the etag as it was over a lower token: the
-   * call must settle (`settled`) before it returns, even if a later round sees its own token.
+   * A PUT that may have landed left, or would leave, the etag as it was over a lower token, or
+   * went over an object written moments ago (`isQuiet`): the call must settle (`settled`) before
+   * it returns, even if a later round sees its own token.
    */
   settleOwed: boolean
 }
@@ -254,7 +255,7 @@ async function fencedRound(
       // The etag can also stay when it is not the body's MD5 (encryption): the answer tells.
       if (current?.etag === result.etag && raisesToken) state.settleOwed = true
       if (!state.settleOwed) return result
-      return (await settled(options, send, validity, state.deadline, result)) ? result : Round.Lost
+      return (await settled(options, send, validity, result)) ? result : Round.Lost
     }
     case S3ErrorKind.PreconditionFailed:
       if (current) {
@@ -295,19 +296,13 @@ async function settled(
   options: TokenedPut,
   send: SendOptions,
   validity: ReadValidity,
-  deadline: number,
   written: FencedPutResult,
 ): Promise<boolean> {
-  // Not past the call's deadline: unsettled, the call ends with its retryable LockStoreError.
-  // Decided before the pause, not by the clock after it: a timer may wake a little early.
+  // Waited out whole, even past the call's deadline (at most 1.1 R + 50 ms and a HEAD more): cut
+  // short, the write would stay unsettled, and a call again would find the object just written,
+  // owe the same wait, and be cut short again, for good.
   const clock = options.clock ?? systemClock
-  const waitMs = settleDelayMs(validity.validityMs)
-  const left = deadline - clock.now()
-  if (left < waitMs) {
-    await pause(clock, left, options.signal)
-    return false
-  }
-  await pause(clock, waitMs, options.signal)
+  await pause(clock, settleDelayMs(validity.validityMs), options.signal)
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   const now = await headObject(options.s3, { ...send, timeoutMs }, validity.validityMs)
   if (now === undefined) return false

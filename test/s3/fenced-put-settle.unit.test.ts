@@ -96,9 +96,22 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
     expect(stub.current()).toMatchObject({ body: 'X', token: '300' })
   })
 
-  it('says, when its time runs out while it settles, that a stale write may still land, and a call again settles', async () => {
+  it('waits out a settle it owes even past timeoutMs: else a call again would owe it again, and fail for good', async () => {
     const stub = stubS3()
     await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 100 })
+    stub.sent.length = 0
+    const began = Date.now()
+    const options = { s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 300 }
+    await fencedPut({ ...options, readValidityMs: 200, timeoutMs: 150 })
+    expect(Date.now() - began).toBeGreaterThanOrEqual(270)
+    expect(stub.sent).toEqual(['HeadObject', 'PutObject', 'HeadObject'])
+    expect(stub.current()?.token).toBe('300')
+  })
+
+  it('says, when a stale write landed while it settled and its time is out, that it may be overwritten: call again', async () => {
+    const stub = stubS3()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 100 })
+    const etag = stub.current()?.etag
     const cut = fencedPut({
       s3: stub.s3,
       bucket: 'b',
@@ -108,19 +121,23 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
       readValidityMs: 200,
       timeoutMs: 150,
     })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await stub.s3.send(
+      new PutObjectCommand({
+        Bucket: 'b',
+        Key: 'k',
+        Body: 'stale',
+        IfMatch: etag,
+        Metadata: { 'fencing-token': '200' },
+      }),
+    )
     await expect(cut).rejects.toMatchObject({
       name: 'LockStoreError',
       retryable: true,
       message: expect.stringMatching(/waiting out stale writes.*call again/),
     })
-    expect(stub.current()?.token).toBe('300')
-    stub.sent.length = 0
     await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 300, readValidityMs: 200 })
-    expect(stub.sent, 'the call again finds its own token, and still settles').toEqual([
-      'HeadObject',
-      'PutObject',
-      'HeadObject',
-    ])
+    expect(stub.current()).toMatchObject({ body: 'same', token: '300' })
   })
 
   it.each([0, -1, Number.NaN])(
