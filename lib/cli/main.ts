@@ -154,6 +154,10 @@ if (invokedDirectly) {
   // SIGHUP as the others: a closed terminal or ssh session would otherwise kill `exec` outright,
   // its lock held until the lease ends and a completed tick unrecorded.
   for (const signal of FORWARDED_SIGNALS) process.on(signal, onSignal)
+  // A terminal hung up (EIO) or a reader gone (EPIPE, a tee killed with it): what cannot be
+  // printed is lost, and the run goes on. Unheard, the error would end the wrapper mid-run with
+  // exit 1, its release unlogged or, written before it, never sent.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined)
   process.exitCode = await runCli(process.argv.slice(2), {
     out: (text) => console.log(text),
     err: (text) => console.error(text),

@@ -263,6 +263,18 @@ export function execSuite(engine: ExecEngine) {
       expect((await record(lockKey)).expires_at).toBe(0)
     })
 
+    it('a stderr whose reader went away (a closed terminal, a tee that died) changes nothing: exec exits with the command status, the lock released', async () => {
+      const log = new JobLog()
+      const lockKey = key()
+      const run = exec(['--key', lockKey, '--', ...log.job('a', { exitCode: 3, sleepMs: 500 })])
+      // The first line read, the reader goes: every line after it meets a closed pipe (EPIPE).
+      run.child.stderr?.once('data', () => run.child.stderr?.destroy())
+      const { code, signal } = await run.exited()
+      expect({ code, signal }).toEqual({ code: 3, signal: null })
+      expect(log.notes().map((note) => note.what)).toEqual(['start', 'end'])
+      expect((await record(lockKey)).expires_at).toBe(0)
+    })
+
     it("an exec that cannot start names its key in its error line, where the task's metric filters read it", async () => {
       const lockKey = key()
       const noRegion = Object.fromEntries(
