@@ -18,7 +18,7 @@ export class RebuildStack extends Stack {
       command: ['node', 'rebuild.js'], // run as: npx --no lambda-singleton exec ... -- node rebuild.js
       lockTable: new LockTable(this, 'Locks'), // or lockBucket; by default a new LockBucket
       lockKey: 'rebuild-index', // locks/rebuild-index: the task role may use this one item only
-      ttl: Duration.minutes(2), // renewed every 40 s; a crashed task frees the lock 2 min after
+      ttl: Duration.minutes(2), // at least 3001 ms; renewed every 40 s; a crashed task frees the lock 2 min after
       schedules: [{ name: 'every-15-min', expression: ScheduleExpression.rate(Duration.minutes(15)) }],
       cpu: 1024,
       memoryLimitMiB: 4096,

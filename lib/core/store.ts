@@ -5,6 +5,11 @@
  * Results are values, not exceptions, because each one steers the protocol. A store throws only
  * `LockStoreError`: `retryable: true` for failures worth another try (5xx, throttling, timeouts,
  * connection resets), `false` for the rest (access denied, no such bucket).
+ *
+ * Every call must end on its own, within a timeout of the store's (the S3 and DynamoDB stores
+ * take `requestTimeoutMs`): `create` and `replace` are called without a signal, since a write
+ * once sent is never abandoned (its answer decides whether a lease landed), and neither is the
+ * read that settles a write whose answer was lost.
  */
 export interface LockStore {
   /**
@@ -53,7 +58,7 @@ export interface StoreLimits {
 }
 
 export interface StoreCallOptions {
-  /** Abandon the call (the caller gave up or ran out of time). */
+  /** Abandon the call (the caller gave up or ran out of time). Given to reads only. */
   readonly signal?: AbortSignal
 }
 
