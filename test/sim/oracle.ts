@@ -141,7 +141,10 @@ export class Oracle {
    * A holder was handed its fencing token (`fencingToken()` resolved, or exec put it in its
    * command's environment). I2: the store's clock has passed it, and it is above every token
    * handed out before, unless its lease is over at the store already (W1: a holder that has not
-   * heard) or an outside write came while the store's clock had not passed the higher token (W2).
+   * heard), or an outside write came while the store's clock had not passed the higher token
+   * (W2), or its record is stored only because an outside writer wrote it back byte for byte
+   * (W2: a holder whose lease was over, and that reads its token late, cannot tell that record
+   * from its own write).
    * The store's clock is judged by the holder's estimate of it, which allows its clock to drift
    * `MAX_DRIFT` from the store's: beyond that (the world draws up to 1000 ppm), only the order is held.
    */
@@ -152,7 +155,7 @@ export class Oracle {
     }
     const higher = this.#highestToken
     const again = token === higher.token && label === higher.label
-    const stored = this.#storedToken() === token
+    const stored = this.#storedToken() === token && !isOutside(this.store.log.at(-1)?.kind ?? '')
     if (token <= higher.token && !again && stored && !this.#outsideWriteBefore(higher.token)) {
       this.fail(
         'I2',
