@@ -3,6 +3,7 @@
  * are true times (this machine's monotonic clock), whatever the workers' skewed clocks said.
  * Tokens are assumed only to grow strictly per key, never to grow by one.
  */
+import { DEFAULT_READ_VALIDITY_MS, settleDelayMs } from '../../lib/s3/read-validity.js'
 import type { SoakEvent, WriteEvent } from './events.js'
 import { buildHistory, type Call, type History, type LeaseSpan } from './history.js'
 
@@ -196,6 +197,9 @@ function finalState(history: History): Violation[] {
   return found
 }
 
+/** How far past its `timeoutMs` a `fencedPut` may return: a settle already owed is waited out whole. */
+const FENCED_SETTLE_MS = settleDelayMs(DEFAULT_READ_VALIDITY_MS)
+
 function overtime(history: History, slackMs: number): Violation[] {
   const found: Violation[] = []
   const judge = (call: Call<{ t: number; w: string; id: string }>, what: string, boundMs: number) => {
@@ -212,7 +216,8 @@ function overtime(history: History, slackMs: number): Violation[] {
   }
   for (const call of history.acquires)
     judge(call, `attempt({ waitMs: ${call.start.waitMs} })`, call.start.waitMs)
+  // fencedPut waits out a settle it owes whole, past timeoutMs (the workers keep the default read validity).
   for (const call of history.writes)
-    judge(call, `fencedPut({ timeoutMs: ${call.start.timeoutMs} })`, call.start.timeoutMs)
+    judge(call, `fencedPut({ timeoutMs: ${call.start.timeoutMs} })`, call.start.timeoutMs + FENCED_SETTLE_MS)
   return found
 }

@@ -210,10 +210,11 @@ describe('the soak checker: calls that outlive their bound', () => {
     expect(judge(cut.end(6_000))).toEqual([])
   })
 
-  it('holds fencedPut to its timeoutMs', () => {
+  it('holds fencedPut to its timeoutMs and the settle wait it may owe past it (2,250 ms at the default read validity)', () => {
     const log = new Log()
     const lease = log.acquire('w0.0', 'k0', 1, 100, 10_000)
-    log.write('w0.0', lease, 'data/k0/0', 1, 200, 200 + 1_000 + 600, 'error', { timeoutMs: 1_000 })
+    log.write('w0.0', lease, 'data/k0/0', 1, 200, 200 + 1_000 + 2_250 + 600, 'error', { timeoutMs: 1_000 })
+    log.write('w0.0', lease, 'data/k0/1', 1, 5_000, 5_000 + 1_000 + 2_250 + 400, 'ok', { timeoutMs: 1_000 })
     expect(judge(log.end(11_000))).toEqual(['overtime'])
   })
 })
