@@ -108,7 +108,7 @@ export const OPTIONS = {
   'kill-after': {
     type: 'string',
     value: 'DURATION',
-    help: "exec: when the lease is lost or a signal stops it, the command's process group gets SIGTERM, then SIGKILL this long after (default: 10s)",
+    help: 'exec: when the lease is lost or a signal stops it, the command and every process it started get SIGTERM, then SIGKILL this long after (default: 10s)',
   },
   help: { type: 'boolean', short: 'h', help: "print this command's help" },
   version: { type: 'boolean', help: 'print the version' },
@@ -251,8 +251,9 @@ export const COMMANDS = {
       'Takes the lock, runs COMMAND with LAMBDA_SINGLETON_TOKEN, LAMBDA_SINGLETON_KEY, LAMBDA_SINGLETON_OWNER ' +
       'and LAMBDA_SINGLETON_EXPIRES_AT in its environment, renews the lease while it runs and releases it ' +
       'when it and every process it started have exited, with its exit status (128+N when signal N ended it). ' +
-      'SIGINT, SIGTERM and SIGHUP are passed on to its process group; a killed exec takes the group with it. ' +
-      'When the lease is lost (taken over, or not renewed in time) the group gets ' +
+      'SIGINT, SIGTERM and SIGHUP are passed on to all of them (on Linux its session, every process group in it; ' +
+      'elsewhere its process group); a killed exec takes them with it. ' +
+      'When the lease is lost (taken over, or not renewed in time) they get ' +
       'SIGTERM, then SIGKILL after --kill-after, and exec exits 8. With --tick, a tick that completed ' +
       'is skipped (exit 0), and one the command ran to exit 0 is recorded as done. DURATION: 30, 30s, 500ms, 5m, 1h.',
   },

@@ -1,8 +1,8 @@
 /**
  * Supervision of the command `exec` runs under the lock: start it with the lease in its
- * environment, pass signals on to its whole group, stop the group when the lease is lost
- * (SIGTERM, then SIGKILL `killAfterMs` later if any of it still runs), and keep the lock until
- * no process of the group runs. The world it runs in (the command's processes, the timer, the
+ * environment, pass signals on to the whole job (the command and every process it started:
+ * `CommandGroup`), stop the job when the lease is lost (SIGTERM, then SIGKILL `killAfterMs`
+ * later if any of it still runs), and keep the lock until no process of the job runs. The world it runs in (the command's processes, the timer, the
  * signals) comes as parameters, so that the simulator (test/sim) can drive it on simulated
  * time; lib/exec/adapter.ts passes the real ones.
  */
@@ -24,7 +24,7 @@ export interface SignalSource {
 export interface SupervisionWorld {
   /** Starts the command as a group of its own (`ProcessGroup` for real processes). */
   readonly start: StartCommand
-  /** The signals passed on to the whole group. */
+  /** The signals passed on to the whole job. */
   readonly signals: SignalSource
   /** Where the log lines go (stderr: stdout is the command's). */
   readonly err: (text: string) => void
@@ -55,10 +55,10 @@ const DELIBERATE_LOSS: Readonly<Record<string, string>> = {
 }
 
 /**
- * Runs the command, in a process group of its own, with the lease in its environment, until no
- * process of the group runs. Passes the world's signals on to the group; when the lease is
- * lost, sends it SIGTERM. However the group is asked to stop, it gets SIGKILL `killAfterMs` later
- * if any of it still runs.
+ * Runs the command, a job of its own, with the lease in its environment, until no process of
+ * the job runs. Passes the world's signals on to the job; when the lease is lost, sends it
+ * SIGTERM. However the job is asked to stop, it gets SIGKILL `killAfterMs` later if any of it
+ * still runs.
  */
 export async function supervise(
   handle: SupervisedLease,
@@ -107,7 +107,7 @@ export async function supervise(
 }
 
 /**
- * The command's status, once no process of its group runs: what the command started and left
+ * The command's status, once no process of its job runs: what the command started and left
  * behind is the job too, and keeps the lock, as a `flock(1)` command's children keep theirs.
  */
 async function outlive(

@@ -1,4 +1,5 @@
 import { execReplaceSuite } from '../cli/exec-replace-suite.js'
+import { execSessionSuite } from '../cli/exec-session-suite.js'
 import { execSuite } from '../cli/exec-suite.js'
 import { execTreeSuite } from '../cli/exec-tree-suite.js'
 import { dynamodbProgramEnv } from '../support/cli-engines.js'
@@ -15,4 +16,5 @@ const engine = {
 }
 execSuite(engine)
 execTreeSuite(engine)
+execSessionSuite(engine)
 execReplaceSuite({ ...engine, fencedTarget: (key) => ['dynamodb', table, 'lock_id', key] })
