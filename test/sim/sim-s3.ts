@@ -62,19 +62,39 @@ export class SimS3 {
     return this.#objects.get(key)
   }
 
-  /** A real S3 client for `process`, whose requests cross the simulated network to this model. */
+  /**
+   * A real S3 client for `process`, whose requests cross the simulated network to this model.
+   * The SDK's own pipeline runs outside the world, on real async turns (its first request reads
+   * the shared config files): from `send` until the request reaches the network, and from the
+   * answer until `send` settles, the world waits for it (`World.outsideBegins`), or real time
+   * would decide how many events fire meanwhile.
+   */
   client(process: SimProcess): S3Client {
-    return new S3Client({
+    const { world } = this
+    const client = new S3Client({
       region: 'us-east-1',
       endpoint: 'http://sim-s3.invalid',
       forcePathStyle: true,
       credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' },
       maxAttempts: 1,
       requestHandler: {
-        handle: (request: Request, options?: { abortSignal?: AbortSignal }) =>
-          this.#handle(process, request, options?.abortSignal),
+        handle: (request: Request, options?: { abortSignal?: AbortSignal }) => {
+          world.outsideEnds()
+          return this.#handle(process, request, options?.abortSignal).finally(() => world.outsideBegins())
+        },
       },
     } as S3ClientConfig)
+    const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>
+    client.send = ((...args: unknown[]) => {
+      world.outsideBegins()
+      try {
+        return send(...args).finally(() => world.outsideEnds())
+      } catch (error) {
+        world.outsideEnds()
+        throw error
+      }
+    }) as S3Client['send']
+    return client
   }
 
   /**

@@ -1,5 +1,7 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { scenarioOf, simulate } from './simulation.js'
+import { type Outcome, scenarioOf, simulate } from './simulation.js'
 
 /**
  * The deterministic simulator (docs/guarantees.md, "How it is checked"): a share of the seeds on
@@ -34,6 +36,34 @@ describe('the simulated world', () => {
     expect(first.trace.some((line) => line.includes('starts job.sh'))).toBe(true)
     expect(first.trace.some((line) => line.includes(' s3: '))).toBe(true)
     expect(again.trace).toEqual(first.trace)
+  })
+
+  it('a seed replays its trace exactly, fenced writes included, though the SDK reads its config files on real I/O', async () => {
+    // An S3 client's first request reads the shared config files (AWS_CONFIG_FILE) on real fs
+    // I/O, once per path and process: the first fencedPut of `npm run simulate -- --seed N` does.
+    // A new path per run makes every run meet it. The world must fire no event meanwhile: in
+    // these seeds other actors have events due while that first request is in the SDK.
+    const given = process.env.AWS_CONFIG_FILE
+    let runs = 0
+    const coldRun = (seed: number): Promise<Outcome> => {
+      process.env.AWS_CONFIG_FILE = join(tmpdir(), `lambda-singleton-sim-${process.pid}-${runs++}`, 'config')
+      return simulate(scenarioOf(seed), { keepTrace: true })
+    }
+    try {
+      for (const seed of [2, 5, 10, 16, 20, 1183]) {
+        const first = await coldRun(seed)
+        const again = await coldRun(seed)
+        expect(first.trace.some((line) => line.includes(' s3: '))).toBe(true)
+        expect({ seed, steps: again.steps, trace: again.trace }).toEqual({
+          seed,
+          steps: first.steps,
+          trace: first.trace,
+        })
+      }
+    } finally {
+      if (given === undefined) delete process.env.AWS_CONFIG_FILE
+      else process.env.AWS_CONFIG_FILE = given
+    }
   })
 
   it('catches fenced writes whose conditions do not hold: an output object whose token goes back (I3)', async () => {

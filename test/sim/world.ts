@@ -100,8 +100,9 @@ export class SimProcess {
 
 /**
  * Simulated true time and the events waiting in it. One event fires at a time; between two,
- * every promise callback the last one released runs to completion (the code under test does no
- * real I/O), so a schedule depends on nothing but the seed.
+ * every promise callback the last one released runs to completion, and so does the real async
+ * work it started outside the world (`outsideBegins`: the AWS SDK's own pipeline, which reads
+ * files on its first request), so a schedule depends on nothing but the seed.
  */
 export class World {
   now = 1_800_000_000_000
@@ -110,6 +111,7 @@ export class World {
   #seq = 0
   /** Events fired so far. */
   steps = 0
+  #outside = 0
 
   constructor(seed: number) {
     this.random = new Random(seed)
@@ -146,7 +148,7 @@ export class World {
    * promise callbacks it released). Resolves at `until`, or when nothing is left to fire.
    */
   async runUntil(until: number, check: () => void): Promise<void> {
-    await drain()
+    await this.#settle()
     for (;;) {
       const event = this.#queue[0]
       if (!event || event.at > until) break
@@ -161,10 +163,38 @@ export class World {
       }
       this.steps++
       event.fire()
-      await drain()
+      await this.#settle()
       check()
     }
     this.now = Math.max(this.now, until)
+  }
+
+  /**
+   * Work under way outside the world, on real async turns (an SDK request between its `send` and
+   * the simulated network, or on its way back), begins: until it ends (`outsideEnds`), the world
+   * fires no event. Such work must wait on nothing but real I/O or timers, never on the world.
+   */
+  outsideBegins(): void {
+    this.#outside++
+  }
+
+  outsideEnds(): void {
+    this.#outside--
+  }
+
+  /** Lets the last event's promise callbacks run, then waits out the work it started outside. */
+  async #settle(): Promise<void> {
+    await drain()
+    const started = performance.now()
+    while (this.#outside > 0) {
+      // Real time only bounds a hang (work outside that waits on the world): no schedule reads it.
+      if (performance.now() - started > OUTSIDE_LIMIT_MS) {
+        throw new Error(
+          `sim: ${this.#outside} piece(s) of work outside the world still running after ${OUTSIDE_LIMIT_MS} ms of real time`,
+        )
+      }
+      await drain()
+    }
   }
 
   /** Events left, cancelled ones aside. */
@@ -172,6 +202,9 @@ export class World {
     return this.#queue.filter((event) => !event.cancelled).length
   }
 }
+
+/** Real time the world waits for work outside it (`World.outsideBegins`) before it calls it a hang. */
+const OUTSIDE_LIMIT_MS = 10_000
 
 /** Lets every promise callback released so far run: one macrotask turn drains the microtasks. */
 function drain(): Promise<void> {
