@@ -51,6 +51,16 @@
  *         (STRICT_TOKENS shows these two).
  *  FENCE  The fenced target never accepts a write whose token is below one it accepted.
  *
+ * BLIND adds the one-request acquisition a store with partial updates offers (DynamoDB's
+ * UpdateItem; `LockStore.take`): instead of reading first, a call may take a record that is
+ * released and not paused in one conditional write, whose token is the stored one plus one and
+ * whose expires_at comes from a clock whose offset it does not know yet (no estimate: up to W
+ * either way, TTL + W at most; a lease already over by the answer's clock is not handed out).
+ * A failed condition answers with the item, a read at that instant: the normal path goes on from
+ * it. The lease is handed out as the take lands; its token (stored + 1, which an outside
+ * write-back may have put below one handed out before) is handed out only after a raise: a
+ * renewal, conditional on the lease's record, that writes next_token's token, then the wait.
+ *
  * Configurations (spin -D): HASH_ETAGS (an etag is a function of the body, as S3's MD5 ETag is;
  * default: unique per write), SAMEINST (calls 0 and 1 are two concurrent calls on one Lock
  * instance: one owner), and the bounds below. The known defects, put back one at a time, each
@@ -63,6 +73,9 @@
  *                   second takes the first one's live lease over "from its own owner";
  *  FENCE_SAME_BYTES (d) finding 1: with HASH_ETAGS, fencedPut writes identical bytes, so the
  *                   target's etag does not change and a stale holder's If-Match passes.
+ *  NO_RAISE         (e) with BLIND, a taken lease's token (stored + 1) is handed out without
+ *                   the raise: after a write-back of an older released record, it is not above
+ *                   a token handed out before.
  */
 
 #ifndef NCALLS
@@ -114,6 +127,10 @@
 #ifndef OPS
 #define OPS 1
 #endif
+/* Blind takes (BLIND) per search: each call's first attempt may take instead of reading. */
+#ifndef TAKES
+#define TAKES 2
+#endif
 
 #define NONE 255
 /* Owners: an instance per call, or calls 0 and 1 on one instance; the operator after them. */
@@ -158,6 +175,7 @@ byte last_token; /* ghost: the highest token handed out */
 byte first_outside = NONE; /* ghost: when the first deletion or write-back from outside came */
 byte del_budget = DELETES, wb_budget = WRITEBACKS, lost_budget = LOSTS;
 byte crash_budget = CRASHES, repl_budget = REPLACES, op_budget = OPS;
+byte take_budget = TAKES;
 
 /* ---- per call: 0 idle, 1 written, its answer not heard yet, 2 lease handed out ---- */
 byte hold[NCALLS];
@@ -171,6 +189,8 @@ bool revived[NCALLS];
 bool stale[NCALLS];
 /* ghost: between its read and its write */
 bool between[NCALLS];
+/* its token is one a blind take wrote (stored + 1), not yet raised to the store's clock */
+bool unraised[NCALLS];
 /* the call of instance 0 whose acquisition is under way (SAMEINST): calls for one owner take turns */
 byte turn = NONE;
 
@@ -351,7 +371,7 @@ end:
 inline forget() {
   renews = 0; T = 0; myexp = 0; replacing = false; fenced = false; lost = false; go = false;
   s_present = false; s_etag = 0; my_etag = 0; f_tok = 0; f_etag = 0;
-  revived[c] = false; stale[c] = false; between[c] = false;
+  revived[c] = false; stale[c] = false; between[c] = false; unraised[c] = false;
   if
   :: hold[c] == 1 -> hold[c] = 0
   :: else -> skip
@@ -421,6 +441,31 @@ read:
          fi
        }
 #endif
+#ifdef BLIND
+       /* LockStore.take: one conditional write over a released record that is not paused, with
+          the stored token plus one and an expiry from a clock it has no estimate of yet; a failed
+          condition is a read at that instant (the item comes back), so the normal path below is
+          what follows it */
+       if
+       :: atomic {
+            take_budget > 0 && r_present && r_exp == 0 && !r_paused ->
+            take_budget--;
+            select (b : 0 .. 2 * W);
+            T = r_tok + 1; myexp = now + TTL + b - W; b = 0;
+            hi = MAX(hi, T);
+            land(T, myexp, INST(c), false, c);
+            hold[c] = 1; tokc[c] = T; ousted[c] = false; unraised[c] = true;
+            my_etag = r_etag;
+            if
+            :: lost_budget > 0 -> lost_budget--; lost = true
+            :: now < myexp - M -> hand_out()
+            :: else -> hold[c] = 0; forget(); goto next /* over by the answer's clock: not handed out */
+            fi
+          }
+          goto settle
+       :: true
+       fi;
+#endif
        atomic {
          hi = MAX(hi, r_tok);
          go = true;
@@ -470,6 +515,7 @@ read:
             fi
          fi
        }
+settle:
        if
        :: lost ->
           /* the answer was lost: settle by reading; our own body means our write landed */
@@ -511,8 +557,31 @@ holding:
             :: else -> hold[c] = 0; forget(); goto next /* lost: taken over, replaced, or deleted */
             fi
           }
+#ifdef BLIND
+       :: atomic { /* the raise of a taken lease's token: a renewal, conditional on its record, that
+                        writes a token from the clock (next_token), whose wait follows as any token's */
+            unraised[c] && now < dl[c] ->
+            if
+            :: r_present && (r_etag == my_etag || (r_tok == T && r_own == INST(c) && r_exp == myexp)) ->
+               next_token(T, hi);
+               hi = T;
+               myexp = now + TTL;
+               land(T, myexp, INST(c), r_paused, c);
+               my_etag = r_etag;
+               tokc[c] = T;
+               dl[c] = myexp - M;
+               unraised[c] = false;
+               ousted[c] = false;
+               assert(MUTEX_OK) /* MUTEX */
+            :: else -> hold[c] = 0; forget(); goto next /* lost: taken over, replaced, or deleted */
+            fi
+          }
+#endif
        :: atomic { /* fencedPut given the lease: its token, once the store's clock has passed it (lower > T)
                         and while the lease is live for its holder; then the HEAD */
+#ifndef NO_RAISE
+            !unraised[c] &&
+#endif
             FENCED > 0 && !fenced && now < dl[c] READY ->
             hand_out_token();
             fenced = true; f_tok = tgt_tok; f_etag = tgt_etag
