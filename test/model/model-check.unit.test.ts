@@ -48,6 +48,11 @@ const configurations = [
   'hash-outside',
   'same-instance',
   'three-calls',
+  'blind-outside',
+  'blind-taken-twice',
+  'blind-lost-answer',
+  'blind-crash',
+  'blind-operator',
 ]
 const defects = [
   ['defect-no-wait', 'TOKENS', 'a token handed out before the store clock passed it'],
@@ -58,6 +63,11 @@ const defects = [
   ],
   ['defect-self-takeover', 'MUTEX', 'a second concurrent call takes over from its own owner (finding 5)'],
   ['defect-fence-same-bytes', 'FENCE', 'fencedPut over identical bytes with MD5 etags (finding 1)'],
+  [
+    'defect-blind-no-raise',
+    'TOKENS',
+    "a taken lease's token (the stored one plus one) handed out without its raise, after a write-back",
+  ],
   [
     'window-deleted-during-wait',
     'TOKENS',
