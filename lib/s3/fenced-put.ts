@@ -74,7 +74,12 @@ export interface FencedPutTarget {
    * over any that landed. Give every writer of an object the same value. @default 2000
    */
   readonly readValidityMs?: number
-  /** Abandons the write (e.g. the lease's signal); rejects with the signal's reason. */
+  /**
+   * Abandons the write (e.g. the lease's signal); rejects with the signal's reason. Not once a
+   * write of the call may have landed and owes its settle (see `readValidityMs`): the settle,
+   * and the write back it may need, are finished first, else a stale write could stay over the
+   * bytes that earlier calls returned with.
+   */
   readonly signal?: AbortSignal
   /**
    * Local time and waiting, for tests on a simulated clock. @default the system clock, with the
@@ -157,7 +162,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
   checkReadValidityMs(options.readValidityMs ?? DEFAULT_READ_VALIDITY_MS, key)
   const clock = options.clock ?? systemClock
   const deadline = clock.now() + timeoutMs
-  const state: CallState = { hiddenOnce: false, settleOwed: false }
+  const state: CallState = { hiddenOnce: false, settleOwed: false, sent: false }
   let failure: LockStoreError | undefined
   for (let round = 0; ; round++) {
     const left = deadline - clock.now()
@@ -172,11 +177,15 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
         { key, retryable: true, cause: failure },
       )
     }
+    // Once a write of this call may have landed and owes its settle, the signal no longer stops
+    // the call: abandoned, a stale write may land over it and stay, over tokens that earlier
+    // calls returned with (I3).
+    const signal = state.settleOwed && state.sent ? undefined : options.signal
     const send: SendOptions = {
       bucket,
       key,
       timeoutMs: Math.min(requestTimeoutMs, left),
-      signal: options.signal,
+      signal,
       caller: 'fencedPut:',
       clock: options.clock,
     }
@@ -193,7 +202,7 @@ export async function fencedPut(options: FencedPutOptions): Promise<FencedPutRes
     if (typeof outcome === 'object') return outcome
     if (outcome === Round.Hidden) state.hiddenOnce = true
     if (outcome !== Round.Lost) {
-      await pause(clock, Math.min(backoffDelay(round, PAUSE), deadline - clock.now()), options.signal)
+      await pause(clock, Math.min(backoffDelay(round, PAUSE), deadline - clock.now()), signal)
     }
   }
 }
@@ -211,6 +220,8 @@ interface CallState {
    * it returns, even if a later round sees its own token.
    */
   settleOwed: boolean
+  /** A PUT of this call was sent: it may have landed. */
+  sent: boolean
 }
 
 /** One HEAD and conditional PUT: the write, or why to look again. Throws when it never can. */
@@ -247,6 +258,7 @@ async function fencedRound(
   const validFor = Math.floor(validity.left())
   if (validFor <= 0) return Round.Lost
   guardWithReadValidity(put, validity)
+  state.sent = true
   const call = await sendS3(s3, put, { ...send, timeoutMs: Math.min(send.timeoutMs, validFor) })
   switch (call.kind) {
     case 'ok': {
@@ -301,10 +313,12 @@ async function settled(
   // Waited out whole, even past the call's deadline (at most 1.1 R + 50 ms and a HEAD more): cut
   // short, the write would stay unsettled, and a call again would find the object just written,
   // owe the same wait, and be cut short again, for good.
+  // Nor does the signal cut it short (the lease's, as it ends): the same write would stay
+  // unsettled, over tokens that earlier calls returned with.
   const clock = options.clock ?? systemClock
-  await pause(clock, settleDelayMs(validity.validityMs), options.signal)
+  await pause(clock, settleDelayMs(validity.validityMs), undefined)
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-  const now = await headObject(options.s3, { ...send, timeoutMs }, validity.validityMs)
+  const now = await headObject(options.s3, { ...send, timeoutMs, signal: undefined }, validity.validityMs)
   if (now === undefined) return false
   if (now.token !== undefined && now.token > options.token) return true
   return now.etag === written.etag && now.token === options.token

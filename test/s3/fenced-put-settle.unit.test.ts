@@ -96,6 +96,37 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
     expect(stub.current()).toMatchObject({ body: 'X', token: '300' })
   })
 
+  it('waits out a settle it owes, and writes back over a stale write, even when its signal aborts meanwhile (the lease ended)', async () => {
+    const stub = stubS3()
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'X', token: 100 })
+    const etagOfX = stub.current()?.etag
+    await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'Y', token: 300, readValidityMs: 200 })
+    const lease = new AbortController()
+    const newer = fencedPut({
+      s3: stub.s3,
+      bucket: 'b',
+      key: 'k',
+      body: 'X',
+      token: 300,
+      readValidityMs: 200,
+      signal: lease.signal,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await stub.s3.send(
+      new PutObjectCommand({
+        Bucket: 'b',
+        Key: 'k',
+        Body: 'stale',
+        IfMatch: etagOfX,
+        Metadata: { 'fencing-token': '200' },
+      }),
+    )
+    // Abandoned here, token 200 would stay over the Y that token 300's earlier call returned with.
+    lease.abort(new Error('lease ended'))
+    await newer
+    expect(stub.current()).toMatchObject({ body: 'X', token: '300' })
+  })
+
   it('waits out a settle it owes even past timeoutMs: else a call again would owe it again, and fail for good', async () => {
     const stub = stubS3()
     await fencedPut({ s3: stub.s3, bucket: 'b', key: 'k', body: 'same', token: 100 })

@@ -48,13 +48,28 @@ export async function writeOutput(
     s3Client = s3.client(process)
     clients.set(process, s3Client)
   }
-  const body = world.random.chance(0.7) ? SAME_BYTES : `report of ${label}`
+  // One draw for both, so that runs that do not report progress first draw as they always did.
+  const draw = world.random.next()
+  const body = draw < 0.7 ? SAME_BYTES : `report of ${label}`
+  // Half the runs (all writing the unchanged report) write a progress report first: their two
+  // writes bring back, within moments, the bytes the object held before the run (X, Y, X), which
+  // a stale holder may have read, its PUT still on its way (`SimS3`'s holds).
+  const progressFirst = draw < 0.5
   const listens = signal !== undefined && world.random.chance(0.5)
   let token = Number.NaN
+  // The oracle knows which calls are under way (I3 admits W4 while the call whose write a stale
+  // PUT landed over has not returned): from the token on, until the call returns, throws or its
+  // process dies.
+  let ended = (): void => {}
+  const underway = () => {
+    ended = stage.oracle.fencing(OUTPUT_KEY, token, process.name)
+    process.onCrash(ended)
+  }
   const source = reportingTokens(stage, process, lease, label)
   const tokens: FencingTokenSource = {
     fencingToken: async (options) => {
       token = await source.fencingToken(options)
+      underway()
       return token
     },
   }
@@ -66,18 +81,30 @@ export async function writeOutput(
     clock: process.clock,
     ...(listens && { signal }),
   }
-  if (world.random.chance(0.5)) await fencedPut({ ...common, lease: tokens })
-  else await fencedPut({ ...common, token: await tokens.fencingToken(listens ? { signal } : {}) })
+  const first = progressFirst ? { ...common, body: `progress of ${label}` } : common
+  try {
+    if (world.random.chance(0.5)) await fencedPut({ ...first, lease: tokens })
+    else await fencedPut({ ...first, token: await tokens.fencingToken(listens ? { signal } : {}) })
+  } finally {
+    ended()
+  }
   stage.oracle.fenced(OUTPUT_KEY, token, process.name)
   stage.trace(`${process.name} fencedPut token ${token} returned`)
-  // Some runs write their output again at once, a progress report and then the report: the
-  // bytes the object held before come back (X, Y, X), which a stale holder may have read.
-  if (!world.random.chance(0.3)) return
-  for (const again of [`progress of ${label}`, body]) {
-    await fencedPut({ ...common, body: again, token })
+  const writeAgain = async (again: string) => {
+    underway()
+    try {
+      await fencedPut({ ...common, body: again, token })
+    } finally {
+      ended()
+    }
     stage.oracle.fenced(OUTPUT_KEY, token, process.name)
     stage.trace(`${process.name} fencedPut token ${token} returned again`)
   }
+  if (progressFirst) await writeAgain(body)
+  // Some runs write their output again at once, a progress report and then the report: the
+  // bytes the object held before come back (X, Y, X), which a stale holder may have read.
+  if (!world.random.chance(0.3)) return
+  for (const again of [`progress of ${label}`, body]) await writeAgain(again)
 }
 
 /**

@@ -79,6 +79,13 @@ export class Oracle {
   readonly #operators = new Set<string>()
   /** I3: per output object, the highest token a `fencedPut` returned for. */
   readonly #fencedFloor = new Map<string, { token: number; by: string }>()
+  /** I3: the `fencedPut` calls under way, and since when, for W4. */
+  readonly #fencing: {
+    readonly key: string
+    readonly token: number
+    readonly by: string
+    readonly since: number
+  }[] = []
 
   constructor(
     readonly world: World,
@@ -94,11 +101,29 @@ export class Oracle {
     this.#checkFences()
   }
 
-  /** I3: no output object carries a lower token than a `fencedPut` that returned. */
+  /**
+   * A `fencedPut` by `by` with `token` on `key` is under way: the answer ends it, once it returned
+   * or threw, or its process died.
+   */
+  fencing(key: string, token: number, by: string): () => void {
+    const call = { key, token, by, since: this.world.now }
+    this.#fencing.push(call)
+    return () => {
+      const index = this.#fencing.indexOf(call)
+      if (index >= 0) this.#fencing.splice(index, 1)
+    }
+  }
+
+  /**
+   * I3: no output object carries a lower token than a `fencedPut` that returned, but in W4: a
+   * stale PUT on its way landed over the bytes of a newer holder's call that has not returned
+   * yet, whose settle must write them back before it does (checked as it returns).
+   */
   #checkFences(): void {
     for (const [key, floor] of this.#fencedFloor) {
       const token = this.s3.peek(key)?.token
       if (token !== undefined && token >= floor.token) continue
+      if (this.#settling(key, floor.token)) continue
       const last = this.s3.log.findLast((write) => write.key === key)
       this.fail(
         'I3',
@@ -107,6 +132,23 @@ export class Oracle {
       )
       this.#fencedFloor.delete(key)
     }
+  }
+
+  /**
+   * W4: the last write of `key` at or above `floor` was made by a call still under way (one of
+   * its writer and token that began before it: not the writer's next call).
+   */
+  #settling(key: string, floor: number): boolean {
+    const last = this.s3.log.findLast(
+      (write) => write.key === key && write.token !== undefined && write.token >= floor,
+    )
+    return (
+      last !== undefined &&
+      this.#fencing.some(
+        (call) =>
+          call.key === key && call.by === last.by && call.token === last.token && call.since < last.at,
+      )
+    )
   }
 
   /** Writes by `processName` are an operator's. */

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { FENCING_TOKEN_METADATA } from '../../lib/s3/fenced-put.js'
+import { DEFAULT_READ_VALIDITY_MS, settleDelayMs } from '../../lib/s3/read-validity.js'
 import type { StoreFaults } from './sim-store.js'
-import type { SimProcess, World } from './world.js'
+import type { Random, SimProcess, World } from './world.js'
 
 /**
  * The objects that runs write with `fencedPut`, as S3 keeps them: the etag is the MD5 of the
@@ -43,6 +44,8 @@ interface Response {
 const LATENCY_MS = 15
 const SLOW_MS = 1_500
 const BUCKET = 'sim-outputs'
+/** In a world whose network is ever slow, the chance that it holds any conditional PUT (`#heldUntil`). */
+const HELD_PUT = 0.3
 
 export class SimS3 {
   readonly bucket = BUCKET
@@ -50,12 +53,28 @@ export class SimS3 {
   readonly log: OutputWrite[] = []
   onWrite: (write: OutputWrite) => void = () => {}
   onFreeze: (process: SimProcess, forMs: number) => void = () => {}
+  onHold: (process: SimProcess, forMs: number, superseded: boolean) => void = () => {}
+  /**
+   * Whether a newer lease than the one `token` came with was written at the lock store: the
+   * network, as an adversary, holds such a writer's conditional PUTs (`#heldUntil`).
+   */
+  superseded: (token: number) => boolean = () => false
+  /** The `readValidityMs` (R) every writer of the outputs uses: `fencedPut`'s default. */
+  readonly readValidityMs = DEFAULT_READ_VALIDITY_MS
+  /** When each process sent its HEADs of each key (true time), for `#heldUntil`. */
+  readonly #heads = new Map<string, number[]>()
 
   constructor(
     readonly world: World,
     readonly faults: () => StoreFaults,
     /** Chance that a process is frozen as an answer reaches it. */
     readonly freezeOnAnswer = 0,
+    /**
+     * Draws which PUTs the network holds, and for how long (`#heldUntil`): a stream of its own,
+     * seeded from the world's seed, so that the world's draws stay as they were until a PUT is
+     * held. Without it, nothing is held.
+     */
+    readonly holds?: Random,
   ) {}
 
   peek(key: string): OutputObject | undefined {
@@ -100,7 +119,8 @@ export class SimS3 {
   /**
    * The request reaches the model after one latency, unless the client gave up first (its
    * connection closed before the request was whole: nothing lands); the answer comes back after
-   * another, unless lost. A request or answer lost ends only with the client's own timeout.
+   * another, unless lost. A request or answer lost ends only with the client's own timeout. A
+   * conditional PUT may be held on the way (`#heldUntil`).
    */
   #handle(
     process: SimProcess,
@@ -135,8 +155,11 @@ export class SimS3 {
           }
           world.at(world.now, process, () => resolve({ response }))
         })
-      world.at(world.now + latency(), undefined, () => {
-        if (settled || random.chance(faults.lostRequest)) return
+      const arrives = world.now + latency()
+      const reaches = this.#heldUntil(process, request, arrives)
+      world.at(reaches, undefined, () => {
+        // A held request whose process died meanwhile does not land: its connection was closed.
+        if (settled || (reaches > arrives && !process.alive) || random.chance(faults.lostRequest)) return
         if (random.chance(faults.unavailable)) return answer(this.#error(503, 'SlowDown'))
         if (request.method === 'PUT' && random.chance(faults.conflict)) {
           return answer(this.#error(409, 'ConditionalRequestConflict'))
@@ -146,6 +169,49 @@ export class SimS3 {
         answer(random.chance(faults.missingDate) ? response : this.#dated(response))
       })
     })
+  }
+
+  /**
+   * When a request sent now, due at S3 at `arrives`, reaches it: a PUT conditional on an etag
+   * (`If-Match`) may be held on its way, in a world whose network is ever slow. The network holds
+   * one such PUT in three for a time drawn at random (a congested connection whose client still
+   * waits), and, as an adversary would, every PUT of a holder that a newer lease at the lock store
+   * superseded, as long as it may: that is the PUT that can stay on its way across a newer
+   * holder's two writes (X, Y, X) and land over the bytes its `If-Match` names again, which the
+   * newer holder's `fencedPut` must wait out and write back.
+   *
+   * Held no longer than `fencedPut` promises to cover: it sends a PUT within R (`readValidityMs`)
+   * of the HEAD the PUT is conditioned on and abandons it when R runs out, and settles by waiting
+   * 1.1 R + 50 ms, the 10 % and 50 ms for clock rates and a PUT still on its way as its client
+   * gives up. So a held PUT reaches S3 at most R after that HEAD on true time (an adversary's 5 ms
+   * short of it, so that a client whose clock runs fast has not given up yet), and it does not
+   * land once its client gave up or its process died: a request the network holds past its
+   * client's abandonment is not promised. The HEAD is the earliest this process sent on the key
+   * within 1.1 R + 50 ms, no later than the one the PUT is conditioned on.
+   */
+  #heldUntil(process: SimProcess, request: Request, arrives: number): number {
+    const { world, holds } = this
+    if (!holds) return arrives
+    const key = `${process.name} ${request.path}`
+    const heads = (this.#heads.get(key) ?? []).filter(
+      (at) => at >= world.now - settleDelayMs(this.readValidityMs),
+    )
+    if (request.method === 'HEAD') {
+      this.#heads.set(key, [...heads, world.now])
+      return arrives
+    }
+    this.#heads.set(key, heads)
+    const headers = lowerCased(request.headers)
+    const readAt = heads[0]
+    if (request.method !== 'PUT' || headers['if-match'] === undefined || readAt === undefined) return arrives
+    if (!(this.faults().slow > 0)) return arrives
+    const latest = readAt + this.readValidityMs
+    const stale = this.superseded(Number(headers[`x-amz-meta-${FENCING_TOKEN_METADATA}`]))
+    if (!stale && !holds.chance(HELD_PUT)) return arrives
+    const reaches = stale ? latest - 5 : holds.int(arrives, latest)
+    if (reaches <= arrives) return arrives
+    this.onHold(process, reaches - world.now, stale)
+    return reaches
   }
 
   #apply(process: SimProcess, request: Request): Response {

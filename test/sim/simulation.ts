@@ -109,7 +109,7 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
   const world = new World(scenario.seed)
   const store = new SimStore(world, scenario.faults)
   const key = 'jobs/sim'
-  const s3 = new SimS3(world, () => store.faults, scenario.freezeOnAnswer)
+  const s3 = new SimS3(world, () => store.faults, scenario.freezeOnAnswer, new Random(scenario.seed ^ 0x401d))
   const oracle = new Oracle(world, store, key, s3)
   const trace: string[] = []
   const endAt = world.now + scenario.durationMs
@@ -126,7 +126,23 @@ export async function simulate(scenario: Scenario, options: { keepTrace?: boolea
     },
   }
   store.onWrite = (write) => stage.trace(`store: ${write.kind} by ${write.by}: ${summary(write.body)}`)
+  // The S3 network holds the PUTs of holders a newer lease at the store superseded (read lazily:
+  // only fenced writes ask).
+  let newestToken = 0
+  let read = 0
+  s3.superseded = (token) => {
+    for (; read < store.log.length; read++) {
+      const write = store.log[read]
+      if (write?.kind === 'create' || write?.kind === 'replace')
+        newestToken = Math.max(newestToken, tokenIn(write.body))
+    }
+    return token < newestToken
+  }
   s3.onFreeze = (process, forMs) => stage.trace(`${process.name} frozen for ${forMs} ms as an S3 answer came`)
+  s3.onHold = (process, forMs, superseded) =>
+    stage.trace(
+      `s3: a PUT by ${process.name}${superseded ? ', whose lease was superseded,' : ''} is held on its way for ${forMs} ms`,
+    )
   s3.onWrite = (write) => stage.trace(`s3: ${write.key} written by ${write.by} with token ${write.token}`)
   // The library's own jitter falls back on Math.random where no `random` is passed (the
   // lifecycle's locks): the seed drives it too.
@@ -273,6 +289,16 @@ async function liveness(stage: Stage): Promise<void> {
   await world.runUntil(world.now + 40_000, () => oracle.check())
   if (outcome !== AcquireStatus.Acquired) {
     oracle.fail('I6', `with the faults stopped, a newcomer did not get the lock within 30 s: ${outcome}`)
+  }
+}
+
+/** The token a record body carries, or 0. */
+function tokenIn(body: string | undefined): number {
+  try {
+    const { token } = JSON.parse(body ?? '') as { token?: unknown }
+    return typeof token === 'number' && Number.isSafeInteger(token) ? token : 0
+  } catch {
+    return 0
   }
 }
 
