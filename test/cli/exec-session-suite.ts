@@ -3,13 +3,12 @@
 // with job control (`set -m`: a group per job). They are the job all the same: signalled,
 // stopped on a lost lease, waited for before the release, killed with a SIGKILLed wrapper.
 // Real processes against a real engine; the pids are written by the command itself.
-import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
-import { runCliProgram } from '../support/cli.js'
-import { ProcessTree, RunningExec, within } from '../support/exec.js'
+import { type ProcessTree, within } from '../support/exec.js'
 import type { ExecEngine } from './exec-suite.js'
+import { execSuiteKit } from './exec-suite-kit.js'
 
 const measured = (what: string, ms: number) =>
   console.info(`[exec session measure] ${what}: ${Math.round(ms)} ms`)
@@ -51,29 +50,7 @@ function pgrp(pid: number): number {
 }
 
 export function execSessionSuite(engine: ExecEngine) {
-  const key = () => `locks/exec-session-${randomUUID().slice(0, 8)}`
-  const exec = (args: readonly string[]) => new RunningExec([...engine.store(), ...args], engine.env())
-  const cli = (...args: string[]) => runCliProgram([...args, ...engine.store()], engine.env())
-  const expiresAt = async (lockKey: string) => {
-    const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
-    if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
-    return (JSON.parse(stdout).record as { expires_at: number }).expires_at
-  }
-  /** Runs `test` with a fresh tree and wrapper, and leaves neither running whatever happens. */
-  const withTree = async (test: (tree: ProcessTree, started: RunningExec[]) => Promise<void>) => {
-    const tree = new ProcessTree()
-    const started: RunningExec[] = []
-    try {
-      await test(tree, started)
-    } catch (error) {
-      throw new Error(`${String(error)}\nexec's stderr:\n${started.map((run) => run.stderr).join('\n')}`, {
-        cause: error,
-      })
-    } finally {
-      for (const run of started) if (run.child.exitCode === null) run.child.kill('SIGKILL')
-      tree.kill()
-    }
-  }
+  const { key, exec, cli, expiresAt, withTree } = execSuiteKit(engine, 'exec-session')
   /**
    * The pids written, once `count` are: the last is the command's, which leads its group (and
    * its session); the others are in groups of their own.

@@ -2,15 +2,14 @@
 // `npm run job`): the whole process tree is the job. Real processes against a real engine; the
 // tree's pids are written by the command itself, and checked with /proc (a zombie runs nothing).
 import { execFileSync } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import { mkdtempSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
-import { runCliProgram } from '../support/cli.js'
-import { ProcessTree, RunningExec, within } from '../support/exec.js'
+import { RunningExec, within } from '../support/exec.js'
 import type { ExecEngine } from './exec-suite.js'
+import { execSuiteKit } from './exec-suite-kit.js'
 
 const measured = (what: string, ms: number) =>
   console.info(`[exec tree measure] ${what}: ${Math.round(ms)} ms`)
@@ -19,29 +18,7 @@ const measured = (what: string, ms: number) =>
 const which = (tool: string) => execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim()
 
 export function execTreeSuite(engine: ExecEngine) {
-  const key = () => `locks/exec-tree-${randomUUID().slice(0, 8)}`
-  const exec = (args: readonly string[]) => new RunningExec([...engine.store(), ...args], engine.env())
-  const cli = (...args: string[]) => runCliProgram([...args, ...engine.store()], engine.env())
-  const expiresAt = async (lockKey: string) => {
-    const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
-    if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
-    return (JSON.parse(stdout).record as { expires_at: number }).expires_at
-  }
-  /** Runs `test` with a fresh tree and wrapper, and leaves neither running whatever happens. */
-  const withTree = async (test: (tree: ProcessTree, started: RunningExec[]) => Promise<void>) => {
-    const tree = new ProcessTree()
-    const started: RunningExec[] = []
-    try {
-      await test(tree, started)
-    } catch (error) {
-      throw new Error(`${String(error)}\nexec's stderr:\n${started.map((run) => run.stderr).join('\n')}`, {
-        cause: error,
-      })
-    } finally {
-      for (const run of started) if (run.child.exitCode === null) run.child.kill('SIGKILL')
-      tree.kill()
-    }
-  }
+  const { key, exec, cli, expiresAt, withTree } = execSuiteKit(engine, 'exec-tree')
 
   describe(`lambda-singleton exec: the command's whole process tree, on ${engine.name}`, () => {
     it('a SIGTERM to exec stops every process of the group; exec releases once none runs', () =>
