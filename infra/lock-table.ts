@@ -22,10 +22,12 @@ import { acknowledgeWildcardAction } from './private/nag.js'
 
 /**
  * What a lock holder does with the table: read a lock record (GetItem, also the clock probe, a
- * GetItem of the key alone), and write it conditionally (create-if-absent, replace-if-version:
- * both PutItem). The store sends nothing else: no UpdateItem, no delete, no query, no scan.
+ * GetItem of the key alone), write it conditionally (create-if-absent, replace-if-version: both
+ * PutItem), and take a released lock in one conditional UpdateItem (`LockStore.take`; a role
+ * without it still works, reading first as before). The store sends nothing else: no delete, no
+ * query, no scan.
  */
-export const TABLE_LOCK_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem'] as const
+export const TABLE_LOCK_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] as const
 
 /**
  * What a lock holder may do with a customer managed KMS key of the table, through DynamoDB:
@@ -187,27 +189,27 @@ export class LockTable extends Construct implements ILockStore {
   }
 
   /**
-   * Lets `grantee` take, renew and release any lock under the prefix: `dynamodb:GetItem` and
-   * `dynamodb:PutItem` on the table, only for items whose partition key starts with the key
-   * prefix (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`), plus the use of the table's
-   * customer managed KMS key, if any. No delete, no query or scan, no other item. This is the wide
-   * grant, for an operator or a tool that serves every job: a job's own role should get
-   * `grantKey`, `grantKeys` or `bind`, which cover its keys only.
+   * Lets `grantee` take, renew and release any lock under the prefix: `dynamodb:GetItem`,
+   * `dynamodb:PutItem` and `dynamodb:UpdateItem` on the table, only for items whose partition key
+   * starts with the key prefix (`ForAllValues:StringLike` on `dynamodb:LeadingKeys`), plus the use
+   * of the table's customer managed KMS key, if any. No delete, no query or scan, no other item.
+   * This is the wide grant, for an operator or a tool that serves every job: a job's own role
+   * should get `grantKey`, `grantKeys` or `bind`, which cover its keys only.
    *
-   * IAM cannot require a `ConditionExpression` on PutItem (DynamoDB has no condition key for it),
-   * so whoever holds this grant can overwrite any lock record under the prefix unconditionally.
-   * The statement goes on the grantee's own policy: a principal of another account also needs a
-   * statement in the table's resource policy.
+   * IAM cannot require a `ConditionExpression` on PutItem or UpdateItem (DynamoDB has no condition
+   * key for it), so whoever holds this grant can overwrite any lock record under the prefix
+   * unconditionally. The statement goes on the grantee's own policy: a principal of another
+   * account also needs a statement in the table's resource policy.
    */
   grant(grantee: iam.IGrantable): iam.Grant {
     return this.#grantItems(grantee, ['*'])
   }
 
   /**
-   * Lets `grantee` hold one lock only: `dynamodb:GetItem` and `dynamodb:PutItem` on the item whose
-   * partition key is `keyPrefix + lockKey` (`ForAllValues:StringEquals` on `dynamodb:LeadingKeys`),
-   * plus the table's customer managed KMS key, if any. For a job whose key is fixed at deploy
-   * time, such as a `ScheduledSingletonTask`.
+   * Lets `grantee` hold one lock only: `dynamodb:GetItem`, `dynamodb:PutItem` and
+   * `dynamodb:UpdateItem` on the item whose partition key is `keyPrefix + lockKey`
+   * (`ForAllValues:StringEquals` on `dynamodb:LeadingKeys`), plus the table's customer managed
+   * KMS key, if any. For a job whose key is fixed at deploy time, such as a `ScheduledSingletonTask`.
    */
   grantKey(grantee: iam.IGrantable, lockKey: string): iam.Grant {
     validateLockKey(this, lockKey, this.keyPrefix)
@@ -262,7 +264,7 @@ export class LockTable extends Construct implements ILockStore {
     return ['--table', this.table.tableName, ...key]
   }
 
-  /** GetItem and PutItem on the items `keyPrefix + key` for each key (or pattern), and the KMS key. */
+  /** `TABLE_LOCK_ACTIONS` on the items `keyPrefix + key` for each key (or pattern), and the KMS key. */
   #grantItems(grantee: iam.IGrantable, keys: readonly string[]): iam.Grant {
     const values = keys.map((key) => `${this.keyPrefix}${key}`)
     const grant = iam.Grant.addToPrincipal({

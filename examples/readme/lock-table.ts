@@ -12,7 +12,7 @@ export class BillingStack extends Stack {
 
     new ScheduledSingletonFunction(this, 'Invoices', {
       entry: 'src/invoices.ts',
-      lockTable: locks, // LAMBDA_SINGLETON_TABLE, and GetItem/PutItem on locks/* only
+      lockTable: locks, // LAMBDA_SINGLETON_TABLE, and GetItem/PutItem/UpdateItem on locks/* only
       schedules: [{ name: 'hourly', expression: ScheduleExpression.rate(Duration.hours(1)) }],
     })
   }

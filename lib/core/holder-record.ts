@@ -52,13 +52,7 @@ export function acquisitionRecord(
     owner,
     acquired_at: acquiredAt,
     ttl_ms: term.ttlMs,
-    ...(fields.tick !== undefined && {
-      running: {
-        token,
-        tick: fields.tick,
-        ...(fields.watchMs !== undefined && { watch_ms: fields.watchMs }),
-      },
-    }),
+    ...runningFields(token, fields),
   }
   if (!previous || previous.expires_at === 0) return withinRecordSize(record)
   const tick = runningTick(previous)
@@ -75,6 +69,13 @@ export function acquisitionRecord(
     outcome: fields.replacing ? RunOutcome.Replaced : RunOutcome.Abandoned,
   })
   return withinRecordSize(recorded)
+}
+
+/** The `running` field of a lease with `token` for the tick it runs for, if it names one. */
+export function runningFields(token: number, fields: AcquisitionFields): Pick<LockRecord, 'running'> {
+  if (fields.tick === undefined) return {}
+  const watch = fields.watchMs !== undefined ? { watch_ms: fields.watchMs } : {}
+  return { running: { token, tick: fields.tick, ...watch } }
 }
 
 /** The fields of a record that make its lease: the lock's own, which no run recorder changes. */

@@ -18,6 +18,14 @@ const MIN_RELEASE_BUDGET_MS = 5_000
 const LeaseStatus = { Held: 'held', Released: 'released', Lost: 'lost' } as const
 type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus]
 
+/**
+ * How a taken lease's token is raised (`LockStore.take` writes the token before it plus one,
+ * which a record written back from outside may have put below one handed out already): the
+ * record to write over `current`, with a token from the store's clock, and the lease's new local
+ * end.
+ */
+export type LeaseRaise = (current: LockRecord) => { readonly record: LockRecord; readonly deadline: number }
+
 /** What `fencingToken` takes. */
 export interface FencingTokenOptions {
   /** Stops waiting; rejects with the signal's reason. */
@@ -43,8 +51,15 @@ export interface FencingTokenSource {
 export class Lease {
   readonly key: string
   readonly owner: string
-  /** Written with the lease, handed out only by `fencingToken()` (docs/guarantees.md, I2). */
-  readonly #token: number
+  /**
+   * Written with the lease, handed out only by `fencingToken()` (docs/guarantees.md, I2). A
+   * taken lease's first token (the one before plus one) is replaced by its raise.
+   */
+  #token: number
+  /** A taken lease's raise (`LeaseRaise`) until it landed: no token is handed out before. */
+  #pendingRaise: LeaseRaise | undefined
+  /** The raise under way, if any. */
+  #raising: Promise<void> | undefined
   /** The wait until the store's clock has passed the token, shared by every caller. */
   #tokenWait: Promise<void> | undefined
   /** A token was awaited: from then on the estimate of the store's clock is kept narrow. */
@@ -69,6 +84,7 @@ export class Lease {
     deadline: number,
     ttlMs: number,
     recordRun?: RunRecorder,
+    raise?: LeaseRaise,
   ) {
     this.#session = session
     this.#recordRun = recordRun
@@ -80,6 +96,34 @@ export class Lease {
     this.#deadline = deadline
     this.#ttlMs = ttlMs
     this.#armWatchdog()
+    if (raise) {
+      this.#pendingRaise = raise
+      // At once, in the background, so that the token's wait overlaps the run; a raise that fails
+      // is tried again by the next `fencingToken()`, and one that finds the lease gone has lost it.
+      this.#raise().catch(() => undefined)
+    }
+  }
+
+  /**
+   * Writes a taken lease's token from the store's clock (docs/guarantees.md, I2); the lease's
+   * other writes queue behind it.
+   */
+  #raise(): Promise<void> {
+    if (!this.#pendingRaise) return Promise.resolve()
+    this.#raising ??= this.#serialized(async () => {
+      const raise = this.#pendingRaise
+      if (!raise) return
+      this.#assertHeld()
+      const raised = raise(this.#record)
+      await this.#write(raised.record, Math.max(this.#deadline, this.#session.clock.now()))
+      this.#pendingRaise = undefined
+      this.#token = raised.record.token
+      this.#deadline = raised.deadline
+      this.#armWatchdog()
+    }).finally(() => {
+      this.#raising = undefined
+    })
+    return this.#raising
   }
 
   /**
@@ -107,12 +151,18 @@ export class Lease {
   async fencingToken(options: FencingTokenOptions = {}): Promise<number> {
     this.#assertLive()
     if (this.#tokenWait === undefined) {
-      this.#tokenWait = this.#session.awaitToken(this.#token, this.signal).then(() => {
-        this.#fencing = true
-        if (this.#status === LeaseStatus.Held) this.#armWatchdog()
+      const wait = this.#raise()
+        .then(() => this.#session.awaitToken(this.#token, this.signal))
+        .then(() => {
+          this.#fencing = true
+          if (this.#status === LeaseStatus.Held) this.#armWatchdog()
+        })
+      this.#tokenWait = wait
+      // A caller that gave up on its own signal leaves the shared wait unobserved; a raise that
+      // failed is tried again by the next call.
+      wait.catch(() => {
+        if (this.#tokenWait === wait && this.#pendingRaise) this.#tokenWait = undefined
       })
-      // A caller that gave up on its own signal leaves the shared wait unobserved.
-      this.#tokenWait.catch(() => undefined)
     }
     await untilAborted(this.#tokenWait, options.signal)
     this.#assertLive()

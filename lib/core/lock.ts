@@ -2,8 +2,8 @@ import { backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
 import { WaitDeadline } from './deadline.js'
 import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
-import { acquisitionRecord } from './holder-record.js'
-import { Lease } from './lease.js'
+import { acquisitionRecord, runningFields } from './holder-record.js'
+import { Lease, type LeaseRaise } from './lease.js'
 import {
   type AcquireOptions,
   AcquireStatus,
@@ -19,7 +19,7 @@ import {
 } from './lock-options.js'
 import { type LockRecord, serializeRecord } from './record.js'
 import { type ExclusiveRoutine, type RunExclusiveOptions, type RunResult, runExclusive } from './run.js'
-import { type LockStore, WriteStatus } from './store.js'
+import { type LockStore, type TakeRequest, WriteStatus } from './store.js'
 import {
   contradicted,
   type OwnWrite,
@@ -30,6 +30,7 @@ import {
   type WriteOutcome,
 } from './store-session.js'
 import { DEFAULT_CLOCK_SKEW_MARGIN_MS, DEFAULT_TTL_MS, type LeaseTerm, validateTiming } from './timing.js'
+import { AHEAD_OF_CLOCK_MS } from './token.js'
 
 /** Read-and-write rounds one attempt may spend on 409s and stale caches. */
 const MAX_ROUNDS = 8
@@ -196,7 +197,9 @@ export class Lock {
     const live = this.#liveLeaseOf(attempt.owner)
     if (live) return { status: AcquireStatus.Held, holder: live.record }
 
-    let { cached, found } = await this.#firstLook(attempt)
+    const first = await this.#firstLook(attempt, options)
+    if ('status' in first) return first
+    let { cached, found } = first
     let deniedOnce = false
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const { snapshot } = found
@@ -257,11 +260,19 @@ export class Lock {
 
   /**
    * What the attempt's first write goes over: written over blind, without a read first, our own
-   * last write or a free record read ahead (`cached`); else what a read finds.
+   * last write or a free record read ahead (`cached`); else, where the store takes a released
+   * lock in one request, the lease that take landed or what it found; else what a read finds.
    */
-  async #firstLook(attempt: Attempt): Promise<{ cached: OwnWrite | undefined; found: ReadOutcome }> {
+  async #firstLook(
+    attempt: Attempt,
+    options: TryAcquireOptions,
+  ): Promise<{ cached: OwnWrite | undefined; found: ReadOutcome } | Acquisition> {
     const own = this.#blindStartFor(attempt.owner)
     if (own) return { cached: own, found: foundIn({ ...own, serverLower: Number.NEGATIVE_INFINITY }) }
+    if (this.#session.takes) {
+      const took = await this.#take(attempt, options)
+      return 'status' in took ? took : { cached: undefined, found: took.found }
+    }
     const ahead = await this.#session.takeReadAhead()
     attempt.signal?.throwIfAborted()
     if (ahead) return { cached: ahead, found: foundIn(ahead) }
@@ -299,6 +310,66 @@ export class Lock {
       attempt.signal,
     )
     return { record, term, result }
+  }
+
+  /**
+   * Takes a released lock in one request (`LockStore.take`): the lease is handed out as it lands,
+   * with the token before plus one, which its raise (`LeaseRaise`) replaces at once by one from
+   * the store's clock before any is handed out (docs/guarantees.md, I2). A skip is decided on the
+   * record the take wrote over, and gives it back as it was. Anything else (held, expired,
+   * paused, absent, a lease over by the answer's clock) goes on as after a read of what is there.
+   */
+  async #take(attempt: Attempt, options: TryAcquireOptions): Promise<Acquisition | { found: ReadOutcome }> {
+    const session = this.#session
+    const { holdUntil } = attempt
+    if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
+    const { term, server } = session.takeTerm(attempt.ttlMs, holdUntil)
+    const request: TakeRequest = {
+      owner: attempt.owner,
+      expires_at: term.expires_at,
+      acquired_at: Math.round(term.serverNow) / 1000,
+      ttl_ms: term.ttlMs,
+      tokenBelow: Math.min(Number.MAX_SAFE_INTEGER - 1, Math.floor(server.upper) + AHEAD_OF_CLOCK_MS),
+    }
+    const outcome = await session.take(request, attempt.budget)
+    if ('found' in outcome) return outcome
+    const { taken, previous } = outcome
+    try {
+      if (options.skipIf?.(previous ?? taken.record)) {
+        await this.#giveBack(taken, previous, attempt.budget)
+        return { status: AcquireStatus.Skipped, record: previous ?? taken.record }
+      }
+      const deadline = holdUntil ?? session.deadlineOf(taken.record.expires_at)
+      // A take stamped by a clock far behind the store's: ours, yet over. Taken over at once.
+      if (deadline <= session.clock.now()) return { found: foundIn(taken) }
+    } catch (error) {
+      await this.#giveBack(taken, previous, attempt.budget).catch(() => undefined)
+      throw error
+    }
+    const lease = this.#handOut(taken.record, taken.etag, term.ttlMs, holdUntil, this.#raiseOf(attempt))
+    return { status: AcquireStatus.Acquired, lease }
+  }
+
+  /** How a taken lease's token is raised: a token from the store's clock, its term, its tick. */
+  #raiseOf(attempt: Attempt): LeaseRaise {
+    const session = this.#session
+    return (current) => {
+      const token = session.nextToken(current.token)
+      const { holdUntil } = attempt
+      const term =
+        holdUntil === undefined ? session.termFromToken(token, attempt.ttlMs) : session.termUntil(holdUntil)
+      const running = runningFields(token, attempt)
+      const record = { ...current, token, expires_at: term.expires_at, ttl_ms: term.ttlMs, ...running }
+      return { record, deadline: term.deadline }
+    }
+  }
+
+  /** Puts back what a take wrote over (or frees the lease, when that is not known): nothing ran. */
+  async #giveBack(taken: Snapshot, previous: LockRecord | undefined, budget: number): Promise<void> {
+    const { running: _none, ...released } = { ...taken.record, expires_at: 0 }
+    const record = previous ?? (released as LockRecord)
+    const result = await this.#session.write(serializeRecord(record), taken.etag, budget)
+    if (result.status === WriteStatus.Written) this.#session.remember(record, result.etag)
   }
 
   /**
@@ -356,12 +427,18 @@ export class Lock {
    * else can run here. Its token is handed out later, by `fencingToken()`, once the store's
    * clock has passed it.
    */
-  #handOut(record: LockRecord, etag: string, ttlMs: number, holdUntil: number | undefined): Lease {
+  #handOut(
+    record: LockRecord,
+    etag: string,
+    ttlMs: number,
+    holdUntil: number | undefined,
+    raise?: LeaseRaise,
+  ): Lease {
     const session = this.#session
     session.remember(record, etag)
     // Its end by what we know now.
     const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
-    const lease = new Lease(session, record, etag, deadline, ttlMs, this.#recordRun)
+    const lease = new Lease(session, record, etag, deadline, ttlMs, this.#recordRun, raise)
     this.#issued.add(lease)
     return lease
   }

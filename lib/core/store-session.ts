@@ -11,6 +11,8 @@ import {
   ReadStatus,
   type StoreCallOptions,
   type StoreLimits,
+  type TakeRequest,
+  TakeStatus,
   type WriteResult,
   WriteStatus,
 } from './store.js'
@@ -59,6 +61,14 @@ export interface OwnWrite {
   readonly record: LockRecord
   readonly etag: string
 }
+
+/**
+ * What a take came to: the record it wrote (and the one it wrote over, unless the answer was
+ * lost and a later try found our take), or what is there, as a read finds it.
+ */
+export type TakeOutcome =
+  | { readonly taken: Snapshot; readonly previous: LockRecord | undefined }
+  | { readonly found: ReadOutcome }
 
 /** What a session is made with: what a `Lock` or a `LockOperator` is given for it. */
 export interface SessionOptions {
@@ -169,6 +179,47 @@ export class StoreSession {
     return ahead
   }
 
+  /** The store takes a released lock in one request (`LockStore.take`), and no read ahead is kept or under way. */
+  get takes(): boolean {
+    return this.#store.take !== undefined && this.#readAhead === undefined
+  }
+
+  /**
+   * Takes a released lock in one request (`LockStore.take`), retried on transient failures. A
+   * take once sent is never abandoned (no signal), as `write`'s writes: a try after one whose
+   * answer was lost reads, in its failed condition's answer, our own take (our owner, term and
+   * time), and counts it as landed. Throws `LockCorruptedError` for a record no reader takes.
+   */
+  async take(request: TakeRequest, deadline: number): Promise<TakeOutcome> {
+    const store = this.#store
+    if (!store.take) throw new Error('take: the store cannot take')
+    for (let attempt = 0; ; attempt++) {
+      const sentAt = this.clock.now()
+      let failure: LockStoreError
+      try {
+        const answer = await store.take(this.key, request)
+        const receivedAt = this.clock.now()
+        this.#serverClock.observe(answer.serverDate, sentAt, receivedAt)
+        if (answer.status === TakeStatus.Taken) {
+          const previous = parseRecord(answer.previous, this.key, answer.etag)
+          const found = { status: ReadStatus.Found, body: answer.body, etag: answer.etag } as const
+          return { taken: this.#snapshotOf(found, receivedAt), previous }
+        }
+        const { current } = answer
+        if (current.status === ReadStatus.Absent) {
+          return { found: { snapshot: undefined, unconfirmedAbsence: current.unconfirmed === true } }
+        }
+        const snapshot = this.#snapshotOf(current, receivedAt)
+        if (isOwnTake(snapshot.record, request)) return { taken: snapshot, previous: undefined }
+        return { found: { snapshot, unconfirmedAbsence: false } }
+      } catch (error) {
+        if (!(error instanceof LockStoreError) || !error.retryable) throw error
+        failure = error
+      }
+      await this.#backOff(attempt, failure, deadline)
+    }
+  }
+
   /** Our write `etag` was written over: a re-acquire must read first. */
   forget(etag: string): void {
     if (this.#lastWrite?.etag === etag) this.#lastWrite = undefined
@@ -199,6 +250,21 @@ export class StoreSession {
       )
     }
     return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
+  }
+
+  /**
+   * What a take writes (`LockStore.take`), judged by the store's clock as far as we know it, else
+   * by the local clock: a take needs no answer first, and the lease it lands is judged by its
+   * own answer's date (a term too short ends early; one too long is cut by the raise).
+   */
+  takeTerm(ttlMs: number, holdUntil: number | undefined): { term: LeaseTerm; server: ServerTime } {
+    const now = this.clock.now()
+    const server = this.#serverClock.at(now) ?? { lower: now, upper: now, mid: now, halfWidth: 0 }
+    const term =
+      holdUntil === undefined
+        ? leaseTermFor(ttlMs, now, server, this.marginMs)
+        : leaseTermUntil(holdUntil, now, server)
+    return { term, server }
   }
 
   /** Free to take (see `isFreeToTake`), judged by the store's clock when `snapshot` was read. */
@@ -434,6 +500,16 @@ export class StoreSession {
     }
     await this.clock.sleep(delay, signal)
   }
+}
+
+/** Whether `record` is the take `request` wrote: its lease, to the millisecond of its time. */
+function isOwnTake(record: LockRecord, request: TakeRequest): boolean {
+  return (
+    record.owner === request.owner &&
+    record.expires_at === request.expires_at &&
+    record.acquired_at === request.acquired_at &&
+    record.ttl_ms === request.ttl_ms
+  )
 }
 
 /** A store that failed a condition its object meets: nothing was written, and no retry can help. */

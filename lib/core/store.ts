@@ -41,7 +41,47 @@ export interface LockStore {
    * @default the date of a `read` of `key`
    */
   probeDate?(key: string, options?: StoreCallOptions): Promise<number | undefined>
+  /**
+   * Takes a released lock in one request, without a read first (DynamoDB: an `UpdateItem`). It
+   * writes only over a record of version 1 (`v`) whose `expires_at` is 0, that has no `paused`,
+   * whose `token` is a number below `tokenBelow`, and whose `run` is absent or a number below
+   * `Number.MAX_SAFE_INTEGER`. There it sets the lease's fields as given, raises `token` by one
+   * and `run` by one (from 0 when absent), removes `running`, keeps every other field, and
+   * answers with the record as written and the record as it was. Otherwise it writes nothing and
+   * answers with what is there, as a read would. Called without a signal, as writes are.
+   * Optional: a store without it is read first.
+   */
+  take?(key: string, take: TakeRequest, options?: StoreCallOptions): Promise<TakeResult>
 }
+
+/** What a `take` writes: the lease's fields, set as given, and how high a token it may raise. */
+export interface TakeRequest {
+  readonly owner: string
+  /** Seconds since the epoch, by the store's clock as the taker judges it. */
+  readonly expires_at: number
+  readonly acquired_at: number
+  readonly ttl_ms: number
+  /**
+   * Nothing is written over a record whose token is this or higher: one so far ahead of the
+   * store's clock that no token may follow it (`AHEAD_OF_CLOCK_MS`, `tokens-exhausted`). The
+   * read that comes back lets the lock say why.
+   */
+  readonly tokenBelow: number
+}
+
+export const TakeStatus = { Taken: 'taken', NotTaken: 'not-taken' } as const
+
+/** What a `take` came to: the record it wrote and the one it wrote over, or what a read finds there now. */
+export type TakeResult =
+  | (Timed & {
+      readonly status: typeof TakeStatus.Taken
+      /** The record as written, and its etag (what a read would find now). */
+      readonly body: string
+      readonly etag: string
+      /** The record as it was before the take (what a read just before would have found). */
+      readonly previous: string
+    })
+  | (Timed & { readonly status: typeof TakeStatus.NotTaken; readonly current: ReadResult })
 
 /** What a store can hold of a record (`LockStore.limits`). */
 export interface StoreLimits {

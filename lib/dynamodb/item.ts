@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
+import { RECORD_FIELDS } from '../core/record.js'
 import {
   type Attributes,
   parseExact,
@@ -71,9 +72,13 @@ export function itemFor(layout: ItemLayout, key: string, body: string): { item: 
 /**
  * What the core sees of an item. An item as this store wrote it reads back as its body text,
  * named by its version. Anything else (written or edited by someone else, so that its fields
- * and its text disagree) is read from its attributes and named by a digest of all of them, so
- * every outside change shows as a new etag. An item JSON cannot express comes back as a body
- * that is not JSON, which the core refuses without writing.
+ * and its text disagree, or taken by an UpdateItem, which leaves no text) is read from its
+ * attributes and named by a digest of all of them, so every outside change shows as a new etag.
+ * Its body lists the record's own fields in `RECORD_FIELDS` order, then the others, and every
+ * map's, by name: DynamoDB lists an item's attributes in an order of its own, which a write that
+ * adds or removes one can change (DynamoDB Local's does), and one item must give one body.
+ * An item JSON cannot express comes back as a body that is not JSON, which the core refuses
+ * without writing.
  */
 export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
   const taken = reserved(layout)
@@ -84,10 +89,21 @@ export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
     return { body: text, etag: version }
   const etag = `${DIGEST_ETAG_PREFIX}${digestItem(withoutKey(layout, item))}`
   try {
-    return { body: toJson(fields), etag }
+    return { body: toJson(inOrder(fields, RECORD_FIELDS)), etag }
   } catch (error) {
     if (!(error instanceof UnrepresentableError)) throw error
     return { body: unrepresentable(fields, error), etag }
+  }
+}
+
+/** Whether `item` reads as JSON (`readItem`): no binary values, no sets. */
+export function readsAsJson(layout: ItemLayout, item: Attributes): boolean {
+  try {
+    toJson(withoutKey(layout, item))
+    return true
+  } catch (error) {
+    if (error instanceof UnrepresentableError) return false
+    throw error
   }
 }
 
@@ -96,6 +112,22 @@ export function withoutKey(layout: ItemLayout, item: Attributes): Attributes {
   return Object.fromEntries(
     Object.entries(item).filter(([name]) => name !== layout.partitionKey && name !== layout.sortKey?.name),
   )
+}
+
+/** `map` with its attributes in one order: `first` (those present), then the others by name; maps within by name. */
+function inOrder(map: Attributes, first: readonly string[] = []): Attributes {
+  const rest = Object.keys(map)
+    .filter((name) => !first.includes(name))
+    .sort()
+  const names = [...first.filter((name) => Object.hasOwn(map, name)), ...rest]
+  // fromEntries, not assignment: an attribute named "__proto__" must stay an attribute.
+  return Object.fromEntries(names.map((name) => [name, valueInOrder(map[name] as AttributeValue)]))
+}
+
+function valueInOrder(value: AttributeValue): AttributeValue {
+  if (value.M !== undefined) return { M: inOrder(value.M) }
+  if (value.L !== undefined) return { L: value.L.map(valueInOrder) }
+  return value
 }
 
 function describes(text: string, fields: Attributes): boolean {

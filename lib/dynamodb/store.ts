@@ -1,5 +1,12 @@
-import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb'
+import {
+  type AttributeValue,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb'
 import { sendClassified, sharedClient, unexpectedAnswer } from '../aws/classify.js'
+import { errorFields } from '../aws/errors.js'
 import { dated, requestTimeoutMs, type SdkClient } from '../aws/send.js'
 import { LockOptionsError, LockStoreError } from '../core/errors.js'
 import {
@@ -10,6 +17,9 @@ import {
   ReadStatus,
   type StoreCallOptions,
   type StoreLimits,
+  type TakeRequest,
+  type TakeResult,
+  TakeStatus,
   type WriteResult,
   WriteStatus,
 } from '../core/store.js'
@@ -23,10 +33,12 @@ import {
   keyOf,
   type ReadItem,
   readItem,
+  readsAsJson,
   VERSION_ATTRIBUTE,
   withoutKey,
 } from './item.js'
 import { keyAttributeClash } from './key-attributes.js'
+import { takenItem, takeUpdate } from './take.js'
 
 /**
  * The options, unless @aws-sdk/client-dynamodb (an optional peer dependency) is not installed:
@@ -66,7 +78,7 @@ const KNOWN_ITEMS_LIMIT = 1_000
 /** Recent items remembered per key. */
 const KNOWN_ITEMS_PER_KEY = 4
 
-type DynamoDBCommand = GetItemCommand | PutItemCommand
+type DynamoDBCommand = GetItemCommand | PutItemCommand | UpdateItemCommand
 
 /** A replace whose condition failed on the very item it named (see `#replaceIfSame`). */
 const UNCHANGED = Symbol('unchanged')
@@ -80,6 +92,8 @@ const defaultClient = sharedClient((config) => new DynamoDBClient(config))
  * them by anyone fails it: all of them when one condition can hold them (DynamoDB caps it at 300
  * operators and 4 KB), else the version, the record's own fields and as many others as fit (see
  * `sameItemCondition`). A field only added from outside, by UpdateItem, goes unnoticed.
+ * `take` is a conditional UpdateItem over a released record (see `takeUpdate`), which a role
+ * without dynamodb:UpdateItem makes a read instead.
  * Needs neither transactions nor `ReturnValuesOnConditionCheckFailure` (uses it when answered).
  * On an engine whose `=` fails on maps and lists (dynalite), compares them leaf by leaf instead;
  * an engine that fails the condition even so gets a `LockStoreError` that says so.
@@ -102,6 +116,8 @@ export class DynamoDBLockStore implements LockStore, LockKeyListing {
   readonly #known = new Map<string, Map<string, Attributes>>()
   /** Leaves once this engine is found to fail `=` on maps and lists (dynalite); never back. */
   #comparison: Comparison = Comparison.Whole
+  /** Set by the first AccessDenied of a take's UpdateItem: takes read from then on; never back. */
+  #updateDenied = false
 
   constructor(options: DynamoDBLockStoreOptions) {
     if (typeof options.tableName !== 'string' || options.tableName.length === 0) {
@@ -179,6 +195,104 @@ export class DynamoDBLockStore implements LockStore, LockKeyListing {
   async create(key: string, body: string, options: StoreCallOptions = {}): Promise<WriteResult> {
     const absent = { clauses: ['attribute_not_exists(#key)'], names: {}, values: {} }
     return (await this.#put(key, body, absent, options)).result
+  }
+
+  /**
+   * Takes a released lock in one UpdateItem (`LockStore.take`, see `takeUpdate`). DynamoDB
+   * answers with one item: the one before (`ALL_OLD`); the one written is computed from it as the
+   * update computed it (`takenItem`), and remembered, so that the holder's next write needs no
+   * read. It has no text (`lock_body`): it reads by its attributes, named by their digest, until
+   * that write puts the whole record again. A role that may not UpdateItem (granted GetItem and
+   * PutItem only, as before `take` existed) fails nothing: its first refusal makes this store
+   * read instead, and the lock goes on from that read as without `take`.
+   */
+  async take(key: string, take: TakeRequest, options: StoreCallOptions = {}): Promise<TakeResult> {
+    if (this.#updateDenied) return this.#takeByReading(key, options)
+    const update = takeUpdate(this.#layout.partitionKey, take)
+    const command = new UpdateItemCommand({
+      TableName: this.tableName,
+      Key: keyOf(this.#layout, key),
+      ...update,
+      ReturnValues: 'ALL_OLD',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    })
+    const call = await this.#send(key, command, options).catch((error: unknown) => {
+      if (!isAccessDenied(error)) throw error
+      return undefined
+    })
+    if (!call) {
+      this.#updateDenied = true
+      return this.#takeByReading(key, options)
+    }
+    if (call.kind === 'ok') {
+      const old = (call.output as { Attributes?: Attributes }).Attributes
+      if (!old) throw this.#unexpected(key, 'UpdateItem', new Error('the answer carries no item (ALL_OLD)'))
+      const written = takenItem(old, update)
+      if (!readsAsJson(this.#layout, old)) return this.#giveBack(key, old, written, options)
+      const { body, etag } = readItem(this.#layout, written)
+      this.#remember(key, etag, written)
+      const previous = readItem(this.#layout, old).body
+      return { status: TakeStatus.Taken, body, etag, previous, ...call.date }
+    }
+    if (call.kind === DynamoDBErrorKind.Conflict) {
+      throw new LockStoreError(`${this.#request('UpdateItem', key)} met a transaction in progress`, {
+        key,
+        retryable: true,
+        cause: call.error,
+      })
+    }
+    // A failed condition comes with the item as it is; none means there is none (an engine
+    // that does not send it, dynalite, makes the lock create, fail and read: one request more).
+    const item = (call.error as { Item?: Attributes }).Item
+    const current: ReadResult = item
+      ? { status: ReadStatus.Found, ...this.#learn(key, item), ...call.date }
+      : { status: ReadStatus.Absent, ...call.date }
+    return { status: TakeStatus.NotTaken, current, ...call.date }
+  }
+
+  /**
+   * Puts back `old`, which a take wrote over (`written`) though no lock can read it (a set, a
+   * binary value: the lock refuses it with `LockCorruptedError`), so that the take writes nothing
+   * there, as a read first would not have: a PutItem of the very item, on the condition that the
+   * take's write is still there (its version, token and owner). Answers with what is there then.
+   */
+  async #giveBack(
+    key: string,
+    old: Attributes,
+    written: Attributes,
+    options: StoreCallOptions,
+  ): Promise<TakeResult> {
+    const command = new PutItemCommand({
+      TableName: this.tableName,
+      Item: old,
+      ConditionExpression: '#version = :version AND #token = :token AND #owner = :owner',
+      ExpressionAttributeNames: { '#version': VERSION_ATTRIBUTE, '#token': 'token', '#owner': 'owner' },
+      ExpressionAttributeValues: {
+        ':version': written[VERSION_ATTRIBUTE] as AttributeValue,
+        ':token': written.token as AttributeValue,
+        ':owner': written.owner as AttributeValue,
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    })
+    const call = await this.#send(key, command, options)
+    if (call.kind === DynamoDBErrorKind.Conflict) {
+      throw new LockStoreError(
+        `${this.#request('PutItem', key)}, giving back an item a take wrote over, met a transaction in progress`,
+        { key, retryable: true, cause: call.error },
+      )
+    }
+    // Put back, or written since by someone else (none: deleted): what is there now.
+    const item = call.kind === 'ok' ? old : (call.error as { Item?: Attributes }).Item
+    const current: ReadResult = item
+      ? { status: ReadStatus.Found, ...this.#learn(key, item), ...call.date }
+      : { status: ReadStatus.Absent, ...call.date }
+    return { status: TakeStatus.NotTaken, current, ...call.date }
+  }
+
+  /** A take by a role that may not UpdateItem: what a consistent read finds, taken by no one. */
+  async #takeByReading(key: string, options: StoreCallOptions): Promise<TakeResult> {
+    const current = await this.read(key, options)
+    return { status: TakeStatus.NotTaken, current, ...dated(current.serverDate) }
   }
 
   async replace(
@@ -353,6 +467,14 @@ function refuseClash(option: string, name: string): void {
     throw new LockOptionsError(`${option} cannot be "${name}": ${clash}; name the table's key otherwise`)
 }
 
+/** The store's error for DynamoDB's AccessDeniedException: the role may not send that request. */
+function isAccessDenied(error: unknown): boolean {
+  if (!(error instanceof LockStoreError)) return false
+  const { name, Code } = errorFields<{ name: unknown; Code: unknown }>(error.cause)
+  return (Code ?? name) === 'AccessDeniedException'
+}
+
 function operationOf(command: DynamoDBCommand): string {
-  return command instanceof GetItemCommand ? 'GetItem' : 'PutItem'
+  if (command instanceof GetItemCommand) return 'GetItem'
+  return command instanceof UpdateItemCommand ? 'UpdateItem' : 'PutItem'
 }

@@ -94,9 +94,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const name = typeof key === 'string' ? key : process.env[LOCK_ENV.key] || functionName
     const lockKey = `${keyPrefix}${name}`
     const learn = async () => {
-      // A key made from each event is not known yet: the clock is learnt on the default one.
-      if (named) await (await this.#locks.lockFor(lockKey)).readAhead()
-      await learnStoreClock(await this.#storeOf(), lockKey, this.#clock, () => this.#acquiring)
+      const store = await this.#storeOf()
+      // A key made from each event is not known yet: the clock is learnt on the default one. A
+      // store that takes a released lock in one request needs no read ahead: the first
+      // invocation's take is its one request.
+      if (named && !store.take) await (await this.#locks.lockFor(lockKey)).readAhead()
+      await learnStoreClock(store, lockKey, this.#clock, () => this.#acquiring)
     }
     learn().catch(() => undefined)
   }
@@ -194,6 +197,11 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     return { status: 'skipped', result: skipResult(SkipReason.Duplicate, key, record, tick) }
   }
 
+  /** How often a run for `tick` promises to read its record (`running.watch_ms`): only a replaceable run's. */
+  #watchMsFor(tick: string | undefined): number | undefined {
+    return this.#config.onHeld === OnHeld.Replace && tick !== undefined ? REPLACEABLE_WATCH_MS : undefined
+  }
+
   /** The lock is ours (taken from an older tick's run, if `replaced`): the run starts. */
   #started(
     report: Report,
@@ -213,8 +221,9 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       report,
       throwOnLost: config.throwOnLost,
       pauseAfterFailures: config.pauseAfterFailures,
-      // It promised to watch when it wrote its tick (running.watch_ms): only then may it be replaced.
-      watchMs: runningWatchMs(lease.record),
+      // It promised to watch when it wrote its tick (running.watch_ms): only then may it be
+      // replaced. A taken lease (`LockStore.take`) writes the promise with its raise, at once.
+      watchMs: runningWatchMs(lease.record) ?? this.#watchMsFor(tick),
     })
     this.#active.add(run)
     const [level, message] =
@@ -300,7 +309,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         skipIf,
         tick,
         replaceIf,
-        ...(replaceable && tick !== undefined && { watchMs: REPLACEABLE_WATCH_MS }),
+        ...(this.#watchMsFor(tick) !== undefined && { watchMs: this.#watchMsFor(tick) }),
         ...(signal && { signal }),
       })
       return { attempt, waitMs: this.#clock.now() - started }

@@ -23,7 +23,7 @@ describe('a lease held until a time (holdUntil), as the middleware holds one to 
         LockOptionsError,
       )
     }
-    expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0 })
+    expect(store.requests).toEqual({ read: 0, create: 0, replace: 0, probe: 0, take: 0 })
     const until = time.now + 2_000
     const lease = await leaseOf(lock('a').tryAcquire({ holdUntil: until }))
     expect(lease?.expiresAt.getTime()).toBe(until)

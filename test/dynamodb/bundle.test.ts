@@ -59,7 +59,8 @@ describe('a handler bound to a LockTable, bundled like the construct bundles it'
     const { stderr } = failed as { stderr?: string }
     expect(stderr).toMatch(/errorType: 'LockStoreError'/)
     expect(stderr).toMatch(
-      /errorMessage: 'DynamoDB GetItem of \\?"locks\/handler\\?" in no-such-table-\S+ failed: ResourceNotFoundException/,
+      // The first request the lock sends: the take's UpdateItem, or a GetItem where it reads first.
+      /errorMessage: 'DynamoDB (UpdateItem|GetItem) of \\?"locks\/handler\\?" in no-such-table-\S+ failed: ResourceNotFoundException/,
     )
   })
 })

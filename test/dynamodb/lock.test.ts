@@ -31,13 +31,15 @@ describe('Lock on DynamoDB Local', () => {
     const requests = countRequests(counted)
     const key = freshKey('granted')
     const store = () => new DynamoDBLockStore({ client: counted, tableName })
-    // Take (create), find it held, renew, checkpoint, release, take the released lock again.
+    // Take (create), find it held, renew, checkpoint, release, take the released lock again
+    // (UpdateItem), and probe the store's clock as a Lambda's INIT does (GetItem of the key).
     const lease = await leaseOf(new Lock({ store: store(), key }).tryAcquire())
     expect(await leaseOf(new Lock({ store: store(), key }).tryAcquire())).toBeNull()
     await lease?.renew()
     await lease?.saveCheckpoint({ done: 1 })
     await lease?.release()
     await (await leaseOf(new Lock({ store: store(), key }).tryAcquire()))?.release()
+    await store().probeDate(key)
     counted.destroy()
     const sent = [...requests.byOperation.keys()].map((operation) => `dynamodb:${operation}`).sort()
     expect(sent).toEqual([...TABLE_LOCK_ACTIONS].sort())

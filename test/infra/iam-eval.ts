@@ -131,7 +131,10 @@ export function roleMay(template: Template, roleId: string, request: Request): b
   return statements.some((s) => s.Effect === 'Allow') && !statements.some((s) => s.Effect === 'Deny')
 }
 
-/** What a lock holder needs, per store: the role may read and write `key` in that bucket or table. */
+/**
+ * What a lock holder needs, per store: the role may read and write `key` in that bucket or table
+ * (on a table, writing is PutItem and the take's UpdateItem both).
+ */
 export function mayUseLock(
   template: Template,
   roleId: string,
@@ -149,6 +152,8 @@ export function mayUseLock(
   const leadingKeys = [key]
   return {
     read: roleMay(template, roleId, { action: 'dynamodb:GetItem', resource, leadingKeys }),
-    write: roleMay(template, roleId, { action: 'dynamodb:PutItem', resource, leadingKeys }),
+    write:
+      roleMay(template, roleId, { action: 'dynamodb:PutItem', resource, leadingKeys }) &&
+      roleMay(template, roleId, { action: 'dynamodb:UpdateItem', resource, leadingKeys }),
   }
 }

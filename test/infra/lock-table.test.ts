@@ -44,7 +44,7 @@ function statementsOf(template: Template): Statement[] {
 /** The lock statement `grant()` adds, for a table ARN and a key prefix. */
 const lockStatement = (tableArn: unknown, prefix: string) => ({
   Effect: 'Allow',
-  Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+  Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   Resource: tableArn,
   Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': `${prefix}*` } },
 })
@@ -52,7 +52,7 @@ const lockStatement = (tableArn: unknown, prefix: string) => ({
 /** The lock statement `bind()` and `grantKey()` add: one item, the function's own key. */
 const keyStatement = (tableArn: unknown, key: string) => ({
   Effect: 'Allow',
-  Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+  Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   Resource: tableArn,
   Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [key] } },
 })
@@ -160,9 +160,9 @@ describe('LockTable: a created table', () => {
 })
 
 describe('LockTable.grant()', () => {
-  it('gives exactly GetItem and PutItem (all the store sends) on the table, for partition keys under the prefix', () => {
+  it('gives exactly GetItem, PutItem and UpdateItem (all the store sends) on the table, for partition keys under the prefix', () => {
     expect(statementsOf(shared.template)).toEqual([lockStatement(tableArn, 'locks/')])
-    expect([...TABLE_LOCK_ACTIONS]).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem'])
+    expect([...TABLE_LOCK_ACTIONS]).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'])
   })
 
   it('follows a custom prefix in the LeadingKeys condition', () => {

@@ -266,7 +266,7 @@ describe('ScheduledSingletonTask', () => {
     expect(nagFindings(stack)).toEqual([])
   })
 
-  it('on a table: GetItem and PutItem on the one item', () => {
+  it('on a table: GetItem, PutItem and UpdateItem on the one item', () => {
     const stack = testStack()
     const table = new LockTable(stack, 'Locks', { partitionKey: 'lock_id' })
     const task = new ScheduledSingletonTask(stack, 'Billing', {
@@ -280,7 +280,7 @@ describe('ScheduledSingletonTask', () => {
     const taskRoleId = ref(stack, task.taskDefinition.taskRole as never)
     expect(statementsOf(template, taskRoleId)).toEqual([
       {
-        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['locks/Test/Billing'] } },
         Effect: 'Allow',
         Resource: { 'Fn::GetAtt': [ref(stack, table.table as never), 'Arn'] },

@@ -28,13 +28,25 @@ interface Holding {
   readonly token: number
   readonly isHeld: boolean
   readonly remainingMs: number
+  /** Whether `body` is this lease's own record raised (`LockStore.take`'s lease, whose token its raise replaces). */
+  readonly raisedIn?: (body: string) => boolean
 }
 
-/** A `Lease` as the oracle holds it: by the token it wrote, which its holder may not have read yet. */
+/**
+ * A `Lease` as the oracle holds it: by the token it wrote, which its holder may not have read
+ * yet, and which its raise replaces when the lease was taken (`LockStore.take`): its owner and
+ * time of acquisition stay.
+ */
 export function holdingOf(lease: Lease): Holding {
-  const token = lease.record.token
+  const { owner, acquired_at } = lease.record
   return {
-    token,
+    get token() {
+      return lease.record.token
+    },
+    raisedIn: (body) => {
+      const record = recordOf(body)
+      return record?.owner === owner && record.acquired_at === acquired_at && record.expires_at !== 0
+    },
     get isHeld() {
       return lease.isHeld
     },
@@ -350,6 +362,9 @@ export class Oracle {
         // An outside write-back may carry the lease's own token with an older expiry: W2 all the same.
         const outside = isOutside(write.kind)
         if (entry.superseded !== undefined || (token === entry.lease.token && !outside)) continue
+        // A taken lease's raise, by its holder: the same lease under its new token.
+        const own = write.by === entry.process.name && !outside && write.body !== undefined
+        if (own && entry.lease.raisedIn?.(write.body as string)) continue
         this.#supersede(entry, write.by, write.kind, write.body, write.at)
       }
     }
@@ -361,6 +376,15 @@ export class Oracle {
     else if (this.#operators.has(by)) excuse = Excuse.Operator
     else if (body !== undefined && replacedTokenOf(body) === entry.lease.token) excuse = Excuse.Replaced
     entry.superseded = { at, excuse, by }
+  }
+}
+
+/** The record in `body`, or undefined when it is not JSON. */
+function recordOf(body: string): { owner?: unknown; acquired_at?: unknown; expires_at?: unknown } | undefined {
+  try {
+    return JSON.parse(body) as { owner?: unknown; acquired_at?: unknown; expires_at?: unknown }
+  } catch {
+    return undefined
   }
 }
 

@@ -5,6 +5,9 @@ import {
   type ReadResult,
   ReadStatus,
   type StoreCallOptions,
+  type TakeRequest,
+  type TakeResult,
+  TakeStatus,
   type WriteResult,
   WriteStatus,
 } from '../../lib/core/store.js'
@@ -31,13 +34,17 @@ export interface StoreFaults {
    * write gets a new version, as DynamoDB's store makes it.
    */
   readonly etagIsDigest: boolean
-  /** A broken store that applies every conditional write (to show the oracle catches it). */
+  /**
+   * A broken store that applies every conditional write (to show the oracle catches it). A
+   * `take` then writes over any record it can raise the token of (a number), whatever it holds.
+   */
   readonly ignoreConditions?: boolean
   /**
    * dynalite's answer shape, as the DynamoDB store met it before it learned to compare maps
    * leaf by leaf: a replace over a record holding a map or a list (`running`, `history`, `state`)
    * fails its condition although nothing changed. The library cannot work on such an engine; it
-   * must say so, never fail silently.
+   * must say so, never fail silently. A `take` compares no map (its condition names scalars
+   * only), so it is not refused.
    */
   readonly mapsNeverEqual?: boolean
 }
@@ -57,12 +64,16 @@ export const NO_FAULTS: StoreFaults = {
 export interface AppliedWrite {
   readonly at: number
   readonly by: string
-  readonly kind: 'create' | 'replace' | 'delete' | 'write-back'
+  readonly kind: 'create' | 'replace' | 'take' | 'delete' | 'write-back'
   readonly body: string | undefined
   readonly etag: string | undefined
   /** When its answer reached the writer (undefined while on its way, or lost). */
   answeredAt?: number
 }
+
+/** A take's record version, and the run past which it reads instead (`lib/dynamodb/take.ts`). */
+const TAKEN_RECORD_VERSION = 1
+const RUN_CEILING = Number.MAX_SAFE_INTEGER
 
 /** Far more writes over one version than callers retrying their calls make (a spin sends one per round trip). */
 const SPIN_LIMIT = 25
@@ -95,13 +106,18 @@ export class SimStore {
     this.faults = faults
   }
 
-  /** The `LockStore` that `process` sees. */
+  /**
+   * The `LockStore` that `process` sees. A DynamoDB-like store (etags not digests) can also
+   * `take` in one request, as an UpdateItem does; an S3-like one cannot (S3 has no partial
+   * update), and its worlds draw exactly what they drew before `take` existed.
+   */
   for(process: SimProcess): LockStore {
     const call = <T extends object>(
       options: StoreCallOptions | undefined,
-      kind: 'read' | 'write',
+      kind: Kind,
       apply: () => T,
-    ) => this.#call(process, options, kind, apply)
+      dated?: Dated<T>,
+    ) => this.#call(process, options, kind, apply, dated)
     return {
       clockResolutionMs: 1_000,
       read: (key, options) => call(options, 'read', () => this.#read(key)),
@@ -110,6 +126,10 @@ export class SimStore {
         call(options, 'write', () => this.#replace(process, key, body, etag)),
       probeDate: async (_key, options) =>
         (await call<{ serverDate?: number }>(options, 'read', () => ({}))).serverDate,
+      ...(!this.faults.etagIsDigest && {
+        take: (key: string, take: TakeRequest, options?: StoreCallOptions) =>
+          call<TakeResult>(options, 'take', () => this.#take(process, key, take), takeDated),
+      }),
     }
   }
 
@@ -135,11 +155,17 @@ export class SimStore {
     this.onWrite(write)
   }
 
+  /**
+   * One request across the network. A take meets the same faults as a write; a conflict
+   * (DynamoDB's TransactionConflict) fails it as a retryable error, as the DynamoDB store does,
+   * since a take has no `conflict` answer.
+   */
   #call<T extends object>(
     process: SimProcess,
     options: StoreCallOptions | undefined,
-    kind: 'read' | 'write',
+    kind: Kind,
     apply: () => T,
+    dated: Dated<T> = (result, date) => ({ ...result, ...date }),
   ): Promise<T> {
     const { world } = this
     const random = world.random
@@ -173,7 +199,11 @@ export class SimStore {
           answer(latency(), () => reject(timeout('503 SlowDown')))
           return
         }
-        if (kind === 'write' && random.chance(faults.conflict)) {
+        if (kind !== 'read' && random.chance(faults.conflict)) {
+          if (kind === 'take') {
+            answer(latency(), () => reject(timeout('TransactionConflict')))
+            return
+          }
           const date = this.#date()
           answer(latency(), () => resolve({ status: WriteStatus.Conflict, ...date } as unknown as T))
           return
@@ -188,7 +218,7 @@ export class SimStore {
         }
         answer(latency(), () => {
           if (applied) applied.answeredAt = world.now
-          resolve({ ...result, ...date })
+          resolve(dated(result, date))
         })
       })
     })
@@ -226,6 +256,49 @@ export class SimStore {
   }
 
   /**
+   * A take, as DynamoDB's UpdateItem of `lib/dynamodb/take.ts` makes it: over a record of version
+   * 1, released, not paused, whose token is a number below `tokenBelow` and whose run, if any, a
+   * number below `RUN_CEILING`; it sets the lease, raises token and run, removes `running`, keeps
+   * the rest. Logged as a replace (the oracle reads its body's token like any write's). Refused,
+   * it answers the record as a read would (DynamoDB's ALL_OLD on a failed condition).
+   */
+  #take(process: SimProcess, key: string, take: TakeRequest): TakeResult {
+    const object = this.#objects.get(key)
+    const record = object && recordOf(object.body)
+    const taken = record && this.#takenRecord(record, take)
+    if (!object || !taken) return { status: TakeStatus.NotTaken, current: this.#read(key) }
+    const body = JSON.stringify(taken)
+    const etag = this.#put(key, body)
+    this.#logged({ at: this.world.now, by: process.name, kind: 'take', body, etag })
+    return { status: TakeStatus.Taken, body, etag, previous: object.body }
+  }
+
+  /** What a take makes of `record`, or undefined where its condition fails (or its update could not apply). */
+  #takenRecord(record: Record<string, unknown>, take: TakeRequest): Record<string, unknown> | undefined {
+    const { running: _running, ...kept } = record
+    const { token, run } = kept
+    const hasRun = Object.hasOwn(kept, 'run')
+    // Even without its condition, an update cannot add one to what is not a number.
+    if (typeof token !== 'number' || (hasRun && typeof run !== 'number')) return undefined
+    const holds =
+      kept.v === TAKEN_RECORD_VERSION &&
+      kept.expires_at === 0 &&
+      !Object.hasOwn(kept, 'paused') &&
+      token < take.tokenBelow &&
+      (!hasRun || (run as number) < RUN_CEILING)
+    if (!holds && !this.faults.ignoreConditions) return undefined
+    return {
+      ...kept,
+      owner: take.owner,
+      expires_at: take.expires_at,
+      acquired_at: take.acquired_at,
+      ttl_ms: take.ttl_ms,
+      token: token + 1,
+      run: ((run as number | undefined) ?? 0) + 1,
+    }
+  }
+
+  /**
    * A write refused although its condition held: the library must name such an engine after one
    * read (I5), not write the same thing again and again until its lease runs out. Calls of one
    * process over one version within `SPIN_WINDOW_MS` are counted.
@@ -249,5 +322,26 @@ export class SimStore {
 
   #date(): { serverDate: number } {
     return { serverDate: this.world.now - (this.world.now % 1_000) }
+  }
+}
+
+type Kind = 'read' | 'write' | 'take'
+/** Puts the answer's date on a result (a refused take's read gets it too). */
+type Dated<T> = (result: T, date: { serverDate?: number }) => T
+
+const takeDated: Dated<TakeResult> = (result, date) =>
+  result.status === TakeStatus.Taken
+    ? { ...result, ...date }
+    : { ...result, current: { ...result.current, ...date }, ...date }
+
+/** The record a body holds, or undefined (not JSON, or not an object). */
+function recordOf(body: string): Record<string, unknown> | undefined {
+  try {
+    const record: unknown = JSON.parse(body)
+    return typeof record === 'object' && record !== null && !Array.isArray(record)
+      ? (record as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined
   }
 }
