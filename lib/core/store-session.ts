@@ -1,7 +1,7 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { ClockProber, nextProbeAt } from './clock-probe.js'
-import { ConflictReason, LockClockError, LockConflictError, LockStoreError } from './errors.js'
+import { ConflictReason, LockClockError, LockConflictError, LockCorruptedError, LockStoreError } from './errors.js'
 import { parseRecord } from './parse-record.js'
 import { type LockRecord, MAX_RECORD_BYTES } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
@@ -200,11 +200,7 @@ export class StoreSession {
         const answer = await store.take(this.key, request)
         const receivedAt = this.clock.now()
         this.#serverClock.observe(answer.serverDate, sentAt, receivedAt)
-        if (answer.status === TakeStatus.Taken) {
-          const previous = parseRecord(answer.previous, this.key, answer.etag)
-          const found = { status: ReadStatus.Found, body: answer.body, etag: answer.etag } as const
-          return { taken: this.#snapshotOf(found, receivedAt), previous }
-        }
+        if (answer.status === TakeStatus.Taken) return await this.#taken(answer, receivedAt, deadline)
         const { current } = answer
         if (current.status === ReadStatus.Absent) {
           return { found: { snapshot: undefined, unconfirmedAbsence: current.unconfirmed === true } }
@@ -217,6 +213,28 @@ export class StoreSession {
         failure = error
       }
       await this.#backOff(attempt, failure, deadline)
+    }
+  }
+
+  /**
+   * A take that landed, read as records. One over a record no reader takes (a field of the
+   * wrong type, which the store's conditions do not look at) is put back as it was before it is
+   * refused, as a read first would have refused it without writing: else a lease nobody holds
+   * would stay there for a whole ttl.
+   */
+  async #taken(
+    answer: { readonly body: string; readonly etag: string; readonly previous: string },
+    receivedAt: number,
+    deadline: number,
+  ): Promise<TakeOutcome> {
+    try {
+      const previous = parseRecord(answer.previous, this.key, answer.etag)
+      const found = { status: ReadStatus.Found, body: answer.body, etag: answer.etag } as const
+      return { taken: this.#snapshotOf(found, receivedAt), previous }
+    } catch (error) {
+      if (!(error instanceof LockCorruptedError)) throw error
+      await this.write(answer.previous, answer.etag, deadline)
+      throw error
     }
   }
 

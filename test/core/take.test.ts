@@ -172,6 +172,20 @@ describe('a lock on a store that takes', () => {
     expect(store.record()).toEqual(before)
   })
 
+  it.each([
+    ['an owner that is a number', { owner: 42 }],
+    ['a history that is text', { history: 'oops' }],
+  ])(
+    'gives back a record no reader takes (%s), as it was, and refuses it as a read would',
+    async (_, fields) => {
+      const { clock, store, lock, released } = setup()
+      released(1_700_000_000_000, fields)
+      const before = store.memory.peek(KEY)
+      await expect(clock.run(lock().tryAcquire())).rejects.toMatchObject({ name: 'LockCorruptedError' })
+      expect(store.memory.peek(KEY)).toBe(before)
+    },
+  )
+
   it('counts a take whose answer was lost as landed when its retry finds it', async () => {
     const { clock, store, lock, released } = setup()
     released(1_700_000_000_000)

@@ -9,6 +9,7 @@ import {
   WriteStatus,
 } from '../../lib/core/store.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
+import { Lock } from '../../lib/index.js'
 import { BODY_ATTRIBUTE } from '../../lib/dynamodb/item.js'
 import { freshTable, getItem, putItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
 import { countRequests } from '../support/requests.js'
@@ -323,5 +324,23 @@ describe('DynamoDBLockStore.take on DynamoDB Local', () => {
     })
     expect(updates).toBe(2)
     denied.destroy()
+  })
+})
+
+describe('a Lock taking on DynamoDB Local', () => {
+  it('gives back a record JSON holds but no reader takes (an owner that is a number), and refuses it', async () => {
+    const key = freshKey('owner-number')
+    await putItem(client, tableName, {
+      ...itemKey(key),
+      v: { N: '1' },
+      token: { N: '41' },
+      expires_at: { N: '0' },
+      owner: { N: '42' },
+    })
+    const before = found(await storeOn().read(key)).body
+    const lock = new Lock({ store: storeOn(), key, owner: 'me', ttlMs: 60_000 })
+    await expect(lock.tryAcquire()).rejects.toMatchObject({ name: 'LockCorruptedError' })
+    const after = found(await storeOn().read(key))
+    expect(JSON.parse(after.body)).toEqual(JSON.parse(before))
   })
 })
