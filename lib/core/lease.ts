@@ -169,6 +169,15 @@ export class Lease {
     return this.#token
   }
 
+  /**
+   * @internal The token the lease's record holds for good, for logs (not for fencing, see
+   * `fencingToken`): undefined while a taken lease's raise has yet to land, whose record still
+   * holds a token that will never be handed out.
+   */
+  get recordedToken(): number | undefined {
+    return this.#pendingRaise ? undefined : this.#token
+  }
+
   /** @internal The record as we last wrote it (its token included: not for fencing, see `fencingToken`). */
   get record(): LockRecord {
     return this.#record

@@ -1,7 +1,13 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
 import { ClockProber, nextProbeAt } from './clock-probe.js'
-import { ConflictReason, LockClockError, LockConflictError, LockCorruptedError, LockStoreError } from './errors.js'
+import {
+  ConflictReason,
+  LockClockError,
+  LockConflictError,
+  LockCorruptedError,
+  LockStoreError,
+} from './errors.js'
 import { parseRecord } from './parse-record.js'
 import { type LockRecord, MAX_RECORD_BYTES } from './record.js'
 import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'

@@ -253,9 +253,10 @@ async function giveBackUnrun(
   why: Unrun,
 ): Promise<ExitCode> {
   const { handle } = run
+  const token = run.lease.recordedToken
   const fields = {
     [LogField.key]: handle.key,
-    token: run.lease.record.token,
+    ...(token !== undefined && { token }),
     ...(why.error !== undefined && { [LogField.error]: failure(why.error, why.exitCode) }),
   }
   try {

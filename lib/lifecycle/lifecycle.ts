@@ -234,10 +234,12 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
             `lock acquired for a tick ${Math.round(ahead / 1000)} s ahead of the store's clock: this ` +
               "host's clock is fast; the run goes on, but its tick is not recorded as done",
           ] as const)
+    const token = lease.recordedToken
     report(level, message, {
       outcome: Outcome.Acquired,
       key,
-      token: lease.record.token,
+      // A taken lease's is raised in the background: named at "released", not before.
+      ...(token !== undefined && { token }),
       owner: lease.owner,
       ...(tick && { tick }),
       waitMs,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import type { LockRecord } from '../../lib/core/record.js'
-import {
-  type LockStore,
-  type ReadResult,
-  type StoreCallOptions,
-  type TakeRequest,
-  type TakeResult,
-  type WriteResult,
+import type {
+  LockStore,
+  ReadResult,
+  StoreCallOptions,
+  TakeRequest,
+  TakeResult,
+  WriteResult,
 } from '../../lib/core/store.js'
 import { Lock, LockLostError, LockStoreError } from '../../lib/index.js'
 import { MemoryLockStore } from '../../lib/memory/index.js'

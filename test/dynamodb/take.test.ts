@@ -9,8 +9,8 @@ import {
   WriteStatus,
 } from '../../lib/core/store.js'
 import { DynamoDBLockStore } from '../../lib/dynamodb/index.js'
-import { Lock } from '../../lib/index.js'
 import { BODY_ATTRIBUTE } from '../../lib/dynamodb/item.js'
+import { Lock } from '../../lib/index.js'
 import { freshTable, getItem, putItem, putRawItem, testDynamoDBClient } from '../support/dynamodb.js'
 import { countRequests } from '../support/requests.js'
 

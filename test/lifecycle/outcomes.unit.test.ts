@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { MemoryLockStore } from '../../lib/memory/index.js'
 import { LockOperator } from '../../lib/operator/lock-operator.js'
 import { schedulerEvent } from '../support/lambda-context.js'
 import { KEY, world } from './world.js'
@@ -38,6 +39,32 @@ describe('outcomes and log lines', () => {
     ])
     expect(lines.map((l) => l.level)).toEqual(['info', 'info'])
     expect(lines[0]?.fields).toEqual({ ...outcomes[0], component: 'lambda-singleton' })
+  })
+
+  it('on a store that takes, names no token at "acquired" before its raise, and the token handed out at "released"', async () => {
+    const { clock, wrap, context, outcomes } = world()
+    // Its writes take 20 ms, as a real store's do: the raise lands after the run has started.
+    const store = new (class extends MemoryLockStore {
+      override async replace(...args: Parameters<MemoryLockStore['replace']>) {
+        await clock.sleep(20)
+        return super.replace(...args)
+      }
+    })({ clock, clockResolutionMs: 1_000, takes: true })
+    // Released long ago with an old token: the take writes it plus one, which the raise replaces.
+    store.putRaw(KEY, JSON.stringify({ v: 1, token: 1_000, expires_at: 0, owner: 'an-earlier-run' }))
+    let handedOut = Number.NaN
+    const handler = wrap(
+      async (_event, { singleton }) => {
+        handedOut = await singleton.fencingToken()
+      },
+      { store },
+    )
+    await clock.run(handler({}, context()))
+    expect(handedOut).toBeGreaterThan(1_001)
+    expect(outcomes.map(({ outcome, token }) => ({ outcome, token }))).toEqual([
+      { outcome: 'acquired', token: undefined },
+      { outcome: 'released', token: handedOut },
+    ])
   })
 
   it('gives durations in whole milliseconds, as the clock counts fractions of one', async () => {

@@ -380,7 +380,9 @@ export class Oracle {
 }
 
 /** The record in `body`, or undefined when it is not JSON. */
-function recordOf(body: string): { owner?: unknown; acquired_at?: unknown; expires_at?: unknown } | undefined {
+function recordOf(
+  body: string,
+): { owner?: unknown; acquired_at?: unknown; expires_at?: unknown } | undefined {
   try {
     return JSON.parse(body) as { owner?: unknown; acquired_at?: unknown; expires_at?: unknown }
   } catch {
