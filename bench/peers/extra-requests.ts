@@ -61,6 +61,12 @@ const s3Dialect: Dialect = {
 type Item = Record<string, { S?: string } | undefined>
 const versionOf = (item: Item) => item[VERSION_ATTRIBUTE]?.S ?? JSON.stringify(item)
 
+/** The version an UpdateItem sets (`SET lock_version = :version`), if it names one. */
+function updatedVersion(input: Record<string, unknown>): string | undefined {
+  const values = input.ExpressionAttributeValues as Item | undefined
+  return values?.[':version']?.S
+}
+
 function dynamodbDialect(partitionKey: string): Dialect {
   return {
     keyOf: (input) => ((input.Key ?? input.Item) as Item | undefined)?.[partitionKey]?.S,
@@ -70,7 +76,8 @@ function dynamodbDialect(partitionKey: string): Dialect {
       return item ? versionOf(item) : ABSENT
     },
     writtenVersion: (input, _output, error) => {
-      if (!error) return versionOf(input.Item as Item)
+      // An UpdateItem (the take) names the version it sets among its values.
+      if (!error) return input.Item ? versionOf(input.Item as Item) : updatedVersion(input)
       // A failed condition answers with the item it found (ReturnValuesOnConditionCheckFailure).
       const found = (error as { Item?: Item }).Item
       return found ? versionOf(found) : undefined
