@@ -152,7 +152,7 @@ export class Lease {
     this.#assertLive()
     if (this.#tokenWait === undefined) {
       const wait = this.#raise()
-        .then(() => this.#session.awaitToken(this.#token, this.signal))
+        .then(() => this.#session.time.awaitToken(this.#token, this.signal))
         .then(() => {
           this.#fencing = true
           if (this.#status === LeaseStatus.Held) this.#armWatchdog()
@@ -225,7 +225,7 @@ export class Lease {
     }
     return this.#serialized(async () => {
       this.#assertHeld()
-      const term = this.#session.termFor(ttlMs)
+      const term = this.#session.time.termFor(ttlMs)
       const record = this.#patched(patch, { expires_at: term.expires_at, ttl_ms: ttlMs })
       await this.#write(record, Math.max(this.#deadline, this.#session.clock.now()))
       // Counted from before the write was sent, like expires_at.
@@ -311,7 +311,7 @@ export class Lease {
   /** `record` with this run, ending now by the store's clock, as the lock's run recorder keeps it. */
   #withRun(record: LockRecord, outcome: RunOutcome, tick: string | undefined): LockRecord {
     if (!this.#recordRun) return record
-    const ended = Math.round(this.#session.serverTime().mid) / 1000
+    const ended = Math.round(this.#session.time.serverTime().mid) / 1000
     return withRunRecorded(record, this.#recordRun, {
       token: this.#token,
       ...(tick !== undefined && { tick }),
@@ -467,7 +467,7 @@ export class Lease {
       this.#lose(LostReason.Expired, 'it expired before it was renewed')
     })
     // Probes are paid for only by leases whose token is used.
-    const stopNarrowing = this.#fencing ? this.#session.narrowWhileHeld(this.#deadline) : () => {}
+    const stopNarrowing = this.#fencing ? this.#session.time.narrowWhileHeld(this.#deadline) : () => {}
     this.#cancelWatchdog = () => {
       cancelTimer()
       stopNarrowing()

@@ -214,7 +214,7 @@ export class Lock {
       const replacing =
         snapshot !== undefined &&
         !cached &&
-        !this.#session.isFree(snapshot) &&
+        !this.#session.time.isFree(snapshot) &&
         snapshot.record.owner !== attempt.owner
       if (replacing && !options.replaceIf?.(snapshot.record)) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
@@ -296,7 +296,9 @@ export class Lock {
     const token = session.nextToken(snapshot?.record.token)
     if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
     const term =
-      holdUntil === undefined ? session.termFromToken(token, attempt.ttlMs) : session.termUntil(holdUntil)
+      holdUntil === undefined
+        ? session.time.termFromToken(token, attempt.ttlMs)
+        : session.time.termUntil(holdUntil)
     const record = acquisitionRecord(snapshot?.record, attempt.owner, token, term, {
       tick: attempt.tick,
       watchMs: attempt.watchMs,
@@ -323,7 +325,7 @@ export class Lock {
     const session = this.#session
     const { holdUntil } = attempt
     if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
-    const { term, server } = session.takeTerm(attempt.ttlMs, holdUntil)
+    const { term, server } = session.time.takeTerm(attempt.ttlMs, holdUntil)
     const request: TakeRequest = {
       owner: attempt.owner,
       expires_at: term.expires_at,
@@ -339,7 +341,7 @@ export class Lock {
         await this.#giveBack(taken, previous, attempt.budget)
         return { status: AcquireStatus.Skipped, record: previous ?? taken.record }
       }
-      const deadline = holdUntil ?? session.deadlineOf(taken.record.expires_at)
+      const deadline = holdUntil ?? session.time.deadlineOf(taken.record.expires_at)
       // A take stamped by a clock far behind the store's: ours, yet over. Taken over at once.
       if (deadline <= session.clock.now()) return { found: foundIn(taken) }
     } catch (error) {
@@ -357,7 +359,9 @@ export class Lock {
       const token = session.nextToken(current.token)
       const { holdUntil } = attempt
       const term =
-        holdUntil === undefined ? session.termFromToken(token, attempt.ttlMs) : session.termUntil(holdUntil)
+        holdUntil === undefined
+          ? session.time.termFromToken(token, attempt.ttlMs)
+          : session.time.termUntil(holdUntil)
       const running = runningFields(token, attempt)
       const record = { ...current, token, expires_at: term.expires_at, ttl_ms: term.ttlMs, ...running }
       return { record, deadline: term.deadline }
@@ -437,7 +441,7 @@ export class Lock {
     const session = this.#session
     session.remember(record, etag)
     // Its end by what we know now.
-    const deadline = holdUntil ?? session.deadlineOf(record.expires_at)
+    const deadline = holdUntil ?? session.time.deadlineOf(record.expires_at)
     const lease = new Lease(session, record, etag, deadline, ttlMs, this.#recordRun, raise)
     this.#issued.add(lease)
     return lease

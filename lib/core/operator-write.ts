@@ -34,7 +34,7 @@ export function endedBy(
   operator: string,
   action: string,
 ): EndedByOperatorRecord {
-  const at = Math.round(session.serverTime().mid) / 1000
+  const at = Math.round(session.time.serverTime().mid) / 1000
   return { token: previous.token, owner: previous.owner, by: operator, action, at }
 }
 

@@ -1,16 +1,10 @@
 import { type BackoffOptions, backoffDelay } from './backoff.js'
 import { type Clock, systemClock } from './clock.js'
-import { ClockProber, nextProbeAt } from './clock-probe.js'
-import {
-  ConflictReason,
-  LockClockError,
-  LockConflictError,
-  LockCorruptedError,
-  LockStoreError,
-} from './errors.js'
+import { ConflictReason, LockConflictError, LockCorruptedError, LockStoreError } from './errors.js'
 import { parseRecord } from './parse-record.js'
 import { type LockRecord, MAX_RECORD_BYTES } from './record.js'
-import { type ServerClock, type ServerTime, serverClockOf } from './server-clock.js'
+import type { ServerTime } from './server-clock.js'
+import { SessionTime } from './session-time.js'
 import {
   type LockStore,
   type ReadResult,
@@ -22,15 +16,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from './store.js'
-import {
-  holderDeadline,
-  isFreeToTake,
-  type LeaseTerm,
-  leaseTermFor,
-  leaseTermFromToken,
-  leaseTermUntil,
-} from './timing.js'
-import { tokenAfter, tokenWaitMs } from './token.js'
+import { tokenAfter } from './token.js'
 
 /** A settle read that failed: whether the write landed is not known. */
 const UNKNOWN = Symbol('unknown')
@@ -99,18 +85,16 @@ export function openSession(options: SessionOptions, key: string, marginMs: numb
 }
 
 /**
- * One lock's calls to its store, and what they taught: the estimate of the store's clock, the
- * highest token seen, our own last write (which saves the read on a warm re-acquire). It does
- * the I/O and keeps these to itself; the lease arithmetic is in `timing.ts`, the token rules in
- * `token.ts`, the probes of the store's clock in `clock-probe.ts`.
+ * One lock's calls to its store, and what they taught: the highest token seen, our own last
+ * write (which saves the read on a warm re-acquire), and, through every answer's date, the
+ * estimate of the store's clock (`time`, a `SessionTime`: what is judged by that clock lives
+ * there). It does the I/O and keeps these to itself; the token rules are in `token.ts`.
  */
 export class StoreSession {
   readonly #store: LockStore
   readonly #retry: RetryOptions
-  readonly #trustLocalClock: boolean
-  /** What this process knows of the store's clock, shared with its other locks on the store. */
-  readonly #serverClock: ServerClock
-  readonly #prober: ClockProber
+  /** The store's clock as this session knows it, and what is judged by it. */
+  readonly time: SessionTime
   #lastWrite: OwnWrite | undefined
   /** The read made ahead of the first acquisition (`readAhead`), until an acquisition takes it. */
   #readAhead: Promise<Snapshot | undefined> | undefined
@@ -128,9 +112,7 @@ export class StoreSession {
   ) {
     this.#store = store
     this.#retry = retry
-    this.#trustLocalClock = trustLocalClock
-    this.#serverClock = serverClockOf(store, clock)
-    this.#prober = new ClockProber(store, key, clock, this.#serverClock)
+    this.time = new SessionTime(store, key, marginMs, clock, trustLocalClock)
   }
 
   /** What the store can hold of a record, when it says. */
@@ -171,7 +153,7 @@ export class StoreSession {
    */
   readAhead(deadline: number): Promise<void> {
     const ahead = this.read(deadline).then(
-      ({ snapshot }) => (snapshot && this.isFree(snapshot) ? snapshot : undefined),
+      ({ snapshot }) => (snapshot && this.time.isFree(snapshot) ? snapshot : undefined),
       () => undefined,
     )
     this.#readAhead = ahead
@@ -205,7 +187,7 @@ export class StoreSession {
       try {
         const answer = await store.take(this.key, request)
         const receivedAt = this.clock.now()
-        this.#serverClock.observe(answer.serverDate, sentAt, receivedAt)
+        this.time.observe(answer.serverDate, sentAt, receivedAt)
         if (answer.status === TakeStatus.Taken) return await this.#taken(answer, receivedAt, deadline)
         const { current } = answer
         if (current.status === ReadStatus.Absent) {
@@ -255,97 +237,7 @@ export class StoreSession {
    * see `tokenAfter`) before anything is written.
    */
   nextToken(seen = 0): number {
-    return tokenAfter(Math.max(seen, this.#highestToken), this.serverTime(), this.key)
-  }
-
-  /**
-   * The store's time at local time `localTime` (default now). Before any answer was dated there
-   * is nothing to judge leases by: `LockClockError`, unless told to trust the local clock.
-   */
-  serverTime(localTime: number = this.clock.now()): ServerTime {
-    const time = this.#serverClock.at(localTime)
-    if (time) return time
-    if (!this.#trustLocalClock) {
-      throw new LockClockError(
-        `Lock "${this.key}": the store's answers carry no date, so there is no clock to judge leases by. ` +
-          'Let the Date header through (a proxy may strip it), or pass trustLocalClock: true if every ' +
-          "contender's clock is synchronised to within the clock-skew margin",
-        { key: this.key },
-      )
-    }
-    return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
-  }
-
-  /**
-   * What a take writes (`LockStore.take`), judged by the store's clock as far as we know it, else
-   * by the local clock: a take needs no answer first, and the lease it lands is judged by its
-   * own answer's date (a term too short ends early; one too long is cut by the raise).
-   */
-  takeTerm(ttlMs: number, holdUntil: number | undefined): { term: LeaseTerm; server: ServerTime } {
-    const now = this.clock.now()
-    const server = this.#serverClock.at(now) ?? { lower: now, upper: now, mid: now, halfWidth: 0 }
-    const term =
-      holdUntil === undefined
-        ? leaseTermFor(ttlMs, now, server, this.marginMs)
-        : leaseTermUntil(holdUntil, now, server)
-    return { term, server }
-  }
-
-  /** Free to take (see `isFreeToTake`), judged by the store's clock when `snapshot` was read. */
-  isFree(snapshot: Snapshot): boolean {
-    return isFreeToTake(snapshot.record.expires_at, snapshot.serverLower, this.marginMs)
-  }
-
-  /** A lease of `ttlMs` from now (see `leaseTermFor`). */
-  termFor(ttlMs: number): LeaseTerm {
-    const now = this.clock.now()
-    return leaseTermFor(ttlMs, now, this.serverTime(now), this.marginMs)
-  }
-
-  /** A new lease of `ttlMs` counted from its `token` (see `leaseTermFromToken`). */
-  termFromToken(token: number, ttlMs: number): LeaseTerm {
-    const now = this.clock.now()
-    return leaseTermFromToken(token, ttlMs, now, this.serverTime(now), this.marginMs)
-  }
-
-  /** A lease held until local time `until` (see `leaseTermUntil`). */
-  termUntil(until: number): LeaseTerm {
-    const now = this.clock.now()
-    return leaseTermUntil(until, now, this.serverTime(now))
-  }
-
-  /** When, by what we know now, a holder must consider a lease ending at `expiresAt` over. */
-  deadlineOf(expiresAt: number): number {
-    const now = this.clock.now()
-    return holderDeadline(expiresAt, now, this.serverTime(now), this.marginMs)
-  }
-
-  /**
-   * Waits until the store's clock has surely passed `token`, so that every later acquisition
-   * takes a higher one (see `tokenAfter`). While it waits, it asks the store the time at the
-   * moments that narrow the estimate most (`nextProbeAt`): the wait ends as soon as the estimate
-   * shows the store's clock past the token, and the next acquisitions of this process wait only
-   * as long as the narrowed estimate is wide. A lease's `fencingToken()` waits here, after the
-   * lease's write landed; `signal` (the lease's) abandons the wait. A wait no longer than a round
-   * trip is slept: a probe's answer could not end it sooner.
-   */
-  async awaitToken(token: number, signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      signal?.throwIfAborted()
-      const now = this.clock.now()
-      const wait = tokenWaitMs(token, this.serverTime(now))
-      if (wait <= 0) return
-      const worthProbing = wait > (this.#serverClock.roundTripMs ?? 0)
-      const probe = worthProbing ? nextProbeAt(this.#serverClock, now, now + wait) : undefined
-      if (probe === undefined) await this.clock.sleep(wait, signal)
-      else if (probe.at > now) await this.clock.sleep(probe.at - now, signal)
-      else await this.#prober.probe(probe, now + wait)
-    }
-  }
-
-  /** Keeps the estimate narrow while a lease is held, until `until` or the call of what it returns. */
-  narrowWhileHeld(until: number): () => void {
-    return this.#prober.narrowWhileHeld(until)
+    return tokenAfter(Math.max(seen, this.#highestToken), this.time.serverTime(), this.key)
   }
 
   /** Waits before the next try of a contended call, never past local time `until`. */
@@ -360,7 +252,7 @@ export class StoreSession {
       const sentAt = this.clock.now()
       const result = await this.#store.read(this.key, { ...(signal && { signal }) })
       const receivedAt = this.clock.now()
-      this.#serverClock.observe(result.serverDate, sentAt, receivedAt)
+      this.time.observe(result.serverDate, sentAt, receivedAt)
       if (result.status === ReadStatus.Absent) {
         return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true }
       }
@@ -376,8 +268,8 @@ export class StoreSession {
     const sentAt = this.clock.now()
     const current = await this.#store.read(this.key)
     const receivedAt = this.clock.now()
-    this.#serverClock.observe(current.serverDate, sentAt, receivedAt)
-    return { current, server: this.serverTime(receivedAt) }
+    this.time.observe(current.serverDate, sentAt, receivedAt)
+    return { current, server: this.time.serverTime(receivedAt) }
   }
 
   /** One conditional write (create when `etag` is null), neither retried nor settled: an operator's. */
@@ -389,7 +281,7 @@ export class StoreSession {
   #snapshotOf(found: Extract<ReadResult, { status: typeof ReadStatus.Found }>, receivedAt: number): Snapshot {
     const record = parseRecord(found.body, this.key, found.etag)
     this.#highestToken = Math.max(this.#highestToken, record.token)
-    return { record, etag: found.etag, serverLower: this.serverTime(receivedAt).lower }
+    return { record, etag: found.etag, serverLower: this.time.serverTime(receivedAt).lower }
   }
 
   /**
@@ -432,7 +324,7 @@ export class StoreSession {
           etag === null
             ? await this.#store.create(this.key, body, options)
             : await this.#store.replace(this.key, body, etag, options)
-        this.#serverClock.observe(answer.serverDate, sentAt, this.clock.now())
+        this.time.observe(answer.serverDate, sentAt, this.clock.now())
         if (answer.status !== WriteStatus.PreconditionFailed || (attempt === 0 && !answer.ambiguous)) {
           return answer
         }
@@ -469,7 +361,7 @@ export class StoreSession {
     const current = await this.#store.read(this.key, options).catch(() => undefined)
     if (!current) return UNKNOWN
     const receivedAt = this.clock.now()
-    this.#serverClock.observe(current.serverDate, sentAt, receivedAt)
+    this.time.observe(current.serverDate, sentAt, receivedAt)
     if (current.status === ReadStatus.Found) {
       if (current.body === body) return { status: WriteStatus.Written, etag: current.etag }
       if (etag === null || current.etag !== etag) {

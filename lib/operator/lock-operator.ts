@@ -90,7 +90,7 @@ export class LockOperator {
       ...(record.run !== undefined && { run: record.run }),
       expiresAt: new Date(record.expires_at * 1000),
       owner: record.owner,
-      held: !this.#session.isFree(snapshot),
+      held: !this.#session.time.isFree(snapshot),
       ...(blocked && { blocked }),
       etag,
       record,
@@ -102,7 +102,7 @@ export class LockOperator {
     let next: LockRecord
     try {
       const token = this.#session.nextToken(snapshot.record.token)
-      const term = this.#session.termFromToken(token, this.#ttlMs)
+      const term = this.#session.time.termFromToken(token, this.#ttlMs)
       next = acquisitionRecord(snapshot.record, this.operator, token, term, { recordRun: this.#recordRun })
     } catch (error) {
       if (

@@ -99,10 +99,10 @@ function pausing(session: StoreSession, snapshot: Snapshot, operator: string, op
   const previous = snapshot.record
   const paused: PauseRecord = {
     by: operator,
-    at: Math.round(session.serverTime().mid) / 1000,
+    at: Math.round(session.time.serverTime().mid) / 1000,
     ...(options.note !== undefined && { note: options.note }),
   }
-  const wasHeld = !session.isFree(snapshot)
+  const wasHeld = !session.time.isFree(snapshot)
   const endedLease = options.now === true && wasHeld
   const ended: Partial<LockRecord> = endedLease
     ? {
