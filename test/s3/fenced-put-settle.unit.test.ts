@@ -46,6 +46,19 @@ function stubS3(lose: ReadonlySet<number> = new Set()) {
   return { s3: client as unknown as S3Client, sent, current: () => object }
 }
 
+/** A stale holder's PUT (token 200) conditional on `etag`, which it read before: it lands while the object shows that etag. */
+function staleWrite(s3: S3Client, etag: string | undefined) {
+  return s3.send(
+    new PutObjectCommand({
+      Bucket: 'b',
+      Key: 'k',
+      Body: 'stale',
+      IfMatch: etag,
+      Metadata: { 'fencing-token': '200' },
+    }),
+  )
+}
+
 describe('fencedPut settling a write that left the etag unchanged (in memory)', () => {
   it('still waits and looks again when the answer to that write was lost and the next round finds its own token', async () => {
     const stub = stubS3(new Set([2]))
@@ -82,15 +95,7 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
     await new Promise((resolve) => setTimeout(resolve, 50))
     // Token 200 read X under token 100 before token 300 came; its PUT, sent within its read
     // validity, lands now: X's etag is back, so If-Match lets it through.
-    await stub.s3.send(
-      new PutObjectCommand({
-        Bucket: 'b',
-        Key: 'k',
-        Body: 'stale',
-        IfMatch: etagOfX,
-        Metadata: { 'fencing-token': '200' },
-      }),
-    )
+    await staleWrite(stub.s3, etagOfX)
     expect(stub.current()?.token).toBe('200')
     await newer
     expect(stub.current()).toMatchObject({ body: 'X', token: '300' })
@@ -112,15 +117,7 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
       signal: lease.signal,
     })
     await new Promise((resolve) => setTimeout(resolve, 50))
-    await stub.s3.send(
-      new PutObjectCommand({
-        Bucket: 'b',
-        Key: 'k',
-        Body: 'stale',
-        IfMatch: etagOfX,
-        Metadata: { 'fencing-token': '200' },
-      }),
-    )
+    await staleWrite(stub.s3, etagOfX)
     // Abandoned here, token 200 would stay over the Y that token 300's earlier call returned with.
     lease.abort(new Error('lease ended'))
     await newer
@@ -153,15 +150,7 @@ describe('fencedPut settling a write that left the etag unchanged (in memory)', 
       timeoutMs: 150,
     })
     await new Promise((resolve) => setTimeout(resolve, 50))
-    await stub.s3.send(
-      new PutObjectCommand({
-        Bucket: 'b',
-        Key: 'k',
-        Body: 'stale',
-        IfMatch: etag,
-        Metadata: { 'fencing-token': '200' },
-      }),
-    )
+    await staleWrite(stub.s3, etag)
     await expect(cut).rejects.toMatchObject({
       name: 'LockStoreError',
       retryable: true,
