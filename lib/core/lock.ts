@@ -2,7 +2,7 @@ import { backoffDelay } from './backoff.js'
 import type { Clock } from './clock.js'
 import { WaitDeadline } from './deadline.js'
 import { LockOptionsError, LockStoreError, LockTimeoutError } from './errors.js'
-import { acquisitionRecord, runningFields } from './holder-record.js'
+import { acquisitionRecord, runningFields, withoutRunning } from './holder-record.js'
 import { Lease, type LeaseRaise } from './lease.js'
 import {
   type AcquireOptions,
@@ -295,10 +295,7 @@ export class Lock {
     const { holdUntil } = attempt
     const token = session.nextToken(snapshot?.record.token)
     if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
-    const term =
-      holdUntil === undefined
-        ? session.time.termFromToken(token, attempt.ttlMs)
-        : session.time.termUntil(holdUntil)
+    const term = this.#termOf(attempt, token)
     const record = acquisitionRecord(snapshot?.record, attempt.owner, token, term, {
       tick: attempt.tick,
       watchMs: attempt.watchMs,
@@ -352,16 +349,18 @@ export class Lock {
     return { status: AcquireStatus.Acquired, lease }
   }
 
+  /** The term of the attempt's lease with `token`: counted from the token, or held until `holdUntil`. */
+  #termOf(attempt: Attempt, token: number): LeaseTerm {
+    const { time } = this.#session
+    const { holdUntil } = attempt
+    return holdUntil === undefined ? time.termFromToken(token, attempt.ttlMs) : time.termUntil(holdUntil)
+  }
+
   /** How a taken lease's token is raised: a token from the store's clock, its term, its tick. */
   #raiseOf(attempt: Attempt): LeaseRaise {
-    const session = this.#session
     return (current) => {
-      const token = session.nextToken(current.token)
-      const { holdUntil } = attempt
-      const term =
-        holdUntil === undefined
-          ? session.time.termFromToken(token, attempt.ttlMs)
-          : session.time.termUntil(holdUntil)
+      const token = this.#session.nextToken(current.token)
+      const term = this.#termOf(attempt, token)
       const running = runningFields(token, attempt)
       const record = { ...current, token, expires_at: term.expires_at, ttl_ms: term.ttlMs, ...running }
       return { record, deadline: term.deadline }
@@ -370,8 +369,7 @@ export class Lock {
 
   /** Puts back what a take wrote over (or frees the lease, when that is not known): nothing ran. */
   async #giveBack(taken: Snapshot, previous: LockRecord | undefined, budget: number): Promise<void> {
-    const { running: _none, ...released } = { ...taken.record, expires_at: 0 }
-    const record = previous ?? (released as LockRecord)
+    const record = previous ?? withoutRunning({ ...taken.record, expires_at: 0 })
     const result = await this.#session.write(serializeRecord(record), taken.etag, budget)
     if (result.status === WriteStatus.Written) this.#session.remember(record, result.etag)
   }

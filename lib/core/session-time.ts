@@ -57,7 +57,7 @@ export class SessionTime {
         { key: this.key },
       )
     }
-    return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
+    return localServerTime(localTime)
   }
 
   /**
@@ -67,7 +67,7 @@ export class SessionTime {
    */
   takeTerm(ttlMs: number, holdUntil: number | undefined): { term: LeaseTerm; server: ServerTime } {
     const now = this.clock.now()
-    const server = this.#estimate.at(now) ?? { lower: now, upper: now, mid: now, halfWidth: 0 }
+    const server = this.#estimate.at(now) ?? localServerTime(now)
     const term =
       holdUntil === undefined
         ? leaseTermFor(ttlMs, now, server, this.marginMs)
@@ -131,4 +131,9 @@ export class SessionTime {
   narrowWhileHeld(until: number): () => void {
     return this.#prober.narrowWhileHeld(until)
   }
+}
+
+/** The local clock taken for the store's, exactly: where no answer has dated the store's clock. */
+function localServerTime(localTime: number): ServerTime {
+  return { lower: localTime, upper: localTime, mid: localTime, halfWidth: 0 }
 }

@@ -181,27 +181,18 @@ export class StoreSession {
   async take(request: TakeRequest, deadline: number): Promise<TakeOutcome> {
     const store = this.#store
     if (!store.take) throw new Error('take: the store cannot take')
-    for (let attempt = 0; ; attempt++) {
+    const take = store.take.bind(store)
+    return this.#withRetries(deadline, undefined, async () => {
       const sentAt = this.clock.now()
-      let failure: LockStoreError
-      try {
-        const answer = await store.take(this.key, request)
-        const receivedAt = this.clock.now()
-        this.time.observe(answer.serverDate, sentAt, receivedAt)
-        if (answer.status === TakeStatus.Taken) return await this.#taken(answer, receivedAt, deadline)
-        const { current } = answer
-        if (current.status === ReadStatus.Absent) {
-          return { found: { snapshot: undefined, unconfirmedAbsence: current.unconfirmed === true } }
-        }
-        const snapshot = this.#snapshotOf(current, receivedAt)
-        if (isOwnTake(snapshot.record, request)) return { taken: snapshot, previous: undefined }
-        return { found: { snapshot, unconfirmedAbsence: false } }
-      } catch (error) {
-        if (!(error instanceof LockStoreError) || !error.retryable) throw error
-        failure = error
-      }
-      await this.#backOff(attempt, failure, deadline)
-    }
+      const answer = await take(this.key, request)
+      const receivedAt = this.clock.now()
+      this.time.observe(answer.serverDate, sentAt, receivedAt)
+      if (answer.status === TakeStatus.Taken) return await this.#taken(answer, receivedAt, deadline)
+      const found = this.#outcomeOf(answer.current, receivedAt)
+      const { snapshot } = found
+      if (snapshot && isOwnTake(snapshot.record, request)) return { taken: snapshot, previous: undefined }
+      return { found }
+    })
   }
 
   /**
@@ -253,11 +244,16 @@ export class StoreSession {
       const result = await this.#store.read(this.key, { ...(signal && { signal }) })
       const receivedAt = this.clock.now()
       this.time.observe(result.serverDate, sentAt, receivedAt)
-      if (result.status === ReadStatus.Absent) {
-        return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true }
-      }
-      return { snapshot: this.#snapshotOf(result, receivedAt), unconfirmedAbsence: false }
+      return this.#outcomeOf(result, receivedAt)
     })
+  }
+
+  /** What a read (or a take's failed condition, which answers as one) found, parsed. */
+  #outcomeOf(result: ReadResult, receivedAt: number): ReadOutcome {
+    if (result.status === ReadStatus.Absent) {
+      return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true }
+    }
+    return { snapshot: this.#snapshotOf(result, receivedAt), unconfirmedAbsence: false }
   }
 
   /**

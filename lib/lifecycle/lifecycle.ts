@@ -296,6 +296,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     // Only a run of a newer tick replaces, and only a holder whose own acquisition named its tick
     // and promised to watch for it: a holder that never looks would run on to its end.
     const replaceable = this.#config.onHeld === OnHeld.Replace
+    const watchMs = this.#watchMsFor(tick)
     const replaceIf = replaceable
       ? (holder: LockRecord) => isNewerTick(tick, runningTick(holder)) && runningWatchMs(holder) !== undefined
       : undefined
@@ -311,7 +312,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         skipIf,
         tick,
         replaceIf,
-        ...(this.#watchMsFor(tick) !== undefined && { watchMs: this.#watchMsFor(tick) }),
+        ...(watchMs !== undefined && { watchMs }),
         ...(signal && { signal }),
       })
       return { attempt, waitMs: this.#clock.now() - started }
