@@ -60,6 +60,8 @@ export class Lease {
   #pendingRaise: LeaseRaise | undefined
   /** The raise under way, if any. */
   #raising: Promise<void> | undefined
+  /** Cancels the timer that sends the pending raise once the holder's code has had its turn. */
+  #cancelRaiseStart: () => void = () => {}
   /** The wait until the store's clock has passed the token, shared by every caller. */
   #tokenWait: Promise<void> | undefined
   /** A token was awaited: from then on the estimate of the store's clock is kept narrow. */
@@ -98,10 +100,17 @@ export class Lease {
     this.#armWatchdog()
     if (raise) {
       this.#pendingRaise = raise
-      // At once, in the background, so that the token's wait overlaps the run; a raise that fails
-      // is tried again by the next `fencingToken()`, and one that finds the lease gone has lost it.
-      this.#raise().catch(() => undefined)
+      // In the background, once the holder's code has had its turn (a handler starts a round
+      // trip's worth of CPU sooner on a cold start), so that the token's wait overlaps the run. A
+      // token asked for, or any other write of the lease, sends it at once; a raise that fails is
+      // tried again by the next of them, and one that finds the lease gone has lost it.
+      this.#cancelRaiseStart = session.clock.schedule(0, () => this.#startRaise())
     }
+  }
+
+  /** Sends the pending raise, if there is one and it is not under way already. */
+  #startRaise(): void {
+    if (this.#pendingRaise) this.#raise().catch(() => undefined)
   }
 
   /**
@@ -110,7 +119,8 @@ export class Lease {
    */
   #raise(): Promise<void> {
     if (!this.#pendingRaise) return Promise.resolve()
-    this.#raising ??= this.#serialized(async () => {
+    this.#cancelRaiseStart()
+    this.#raising ??= this.#enqueue(async () => {
       const raise = this.#pendingRaise
       if (!raise) return
       this.#assertHeld()
@@ -491,7 +501,13 @@ export class Lease {
     }
   }
 
+  /** Runs `work` after the lease's writes queued before it, a pending raise first. */
   #serialized<T>(work: () => Promise<T>): Promise<T> {
+    this.#startRaise()
+    return this.#enqueue(work)
+  }
+
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(work, work)
     this.#queue = run.catch(() => undefined)
     return run

@@ -333,19 +333,26 @@ export class Lock {
     const outcome = await session.take(request, attempt.budget)
     if ('found' in outcome) return outcome
     const { taken, previous } = outcome
+    let deadline: number
     try {
       if (options.skipIf?.(previous ?? taken.record)) {
         await this.#giveBack(taken, previous, attempt.budget)
         return { status: AcquireStatus.Skipped, record: previous ?? taken.record }
       }
-      const deadline = holdUntil ?? session.time.deadlineOf(taken.record.expires_at)
+      // Judged by the answer's date, even a lease held to a fixed end: a take made before any
+      // answer stamped its term by the local clock, which may be behind the store's, and the
+      // store frees the lock by what the take wrote until the raise writes the term anew.
+      deadline = Math.min(
+        holdUntil ?? Number.POSITIVE_INFINITY,
+        session.time.deadlineOf(taken.record.expires_at),
+      )
       // A take stamped by a clock far behind the store's: ours, yet over. Taken over at once.
       if (deadline <= session.clock.now()) return { found: foundIn(taken) }
     } catch (error) {
       await this.#giveBack(taken, previous, attempt.budget).catch(() => undefined)
       throw error
     }
-    const lease = this.#handOut(taken.record, taken.etag, term.ttlMs, holdUntil, this.#raiseOf(attempt))
+    const lease = this.#handOut(taken.record, taken.etag, term.ttlMs, deadline, this.#raiseOf(attempt))
     return { status: AcquireStatus.Acquired, lease }
   }
 
@@ -433,13 +440,13 @@ export class Lock {
     record: LockRecord,
     etag: string,
     ttlMs: number,
-    holdUntil: number | undefined,
+    until: number | undefined,
     raise?: LeaseRaise,
   ): Lease {
     const session = this.#session
     session.remember(record, etag)
-    // Its end by what we know now.
-    const deadline = holdUntil ?? session.time.deadlineOf(record.expires_at)
+    // Its end (local time): the one it was held until, else by what we know of the store's clock now.
+    const deadline = until ?? session.time.deadlineOf(record.expires_at)
     const lease = new Lease(session, record, etag, deadline, ttlMs, this.#recordRun, raise)
     this.#issued.add(lease)
     return lease

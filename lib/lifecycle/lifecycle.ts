@@ -17,7 +17,7 @@ import { EmfMetrics } from './metrics.js'
 import { OnHeld, type ResolvedOptions, resolveOptions, type SingletonOptions } from './options.js'
 import { Outcome } from './outcome.js'
 import { asError, type Report, reporter } from './reporter.js'
-import { SingletonRun } from './run.js'
+import { SingletonRun, tokenOf } from './run.js'
 import { lateSkipResult, pausedSkipResult, SkipReason, type SkipResult, skipResult } from './skip.js'
 
 /** How an invocation's start came out: its run, or the answer to give instead of running. */
@@ -234,12 +234,11 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
             `lock acquired for a tick ${Math.round(ahead / 1000)} s ahead of the store's clock: this ` +
               "host's clock is fast; the run goes on, but its tick is not recorded as done",
           ] as const)
-    const token = lease.recordedToken
     report(level, message, {
       outcome: Outcome.Acquired,
       key,
       // A taken lease's is raised in the background: named at "released", not before.
-      ...(token !== undefined && { token }),
+      ...tokenOf(lease),
       owner: lease.owner,
       ...(tick && { tick }),
       waitMs,
@@ -377,7 +376,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         {
           outcome: Outcome.Error,
           key: run.handle.key,
-          token: run.lease.record.token,
+          ...tokenOf(run.lease),
         },
       )
       await this.end(run, false).catch(() => undefined)

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js'
-import { LockLostError, LostReason } from '../core/errors.js'
+import { LockLostError, LockStoreError, LostReason } from '../core/errors.js'
 import { keepAlive } from '../core/heartbeat.js'
 import type { Lease } from '../core/lease.js'
 import { RunOutcome } from '../core/record.js'
@@ -27,6 +27,21 @@ export interface RunSettings {
   readonly pauseAfterFailures?: number | undefined
   /** A replaceable run reads its record this often, to stop within that once replaced. */
   readonly watchMs?: number | undefined
+}
+
+/**
+ * Kept back from the invocation's end for the report of a release the store has not answered by
+ * then: Lambda ends the invocation at its end, and what is still to be said is lost with it.
+ */
+const RELEASE_REPORT_RESERVE_MS = 100
+
+/**
+ * The token to name in a report: the one the lease's record holds for good, none while a taken
+ * lease's raise has yet to land (its record holds a token nobody is handed).
+ */
+export function tokenOf(lease: Lease): { token?: number } {
+  const token = lease.recordedToken
+  return token === undefined ? {} : { token }
 }
 
 /** Each handle's lease: for the simulator's oracle, which is handed only what handlers are. */
@@ -74,7 +89,7 @@ export class SingletonRun {
               report('warn', 'heartbeat failed; retrying', {
                 outcome: Outcome.Error,
                 key,
-                token: lease.record.token,
+                ...tokenOf(lease),
                 error: asError(error),
               }),
           })
@@ -160,16 +175,18 @@ export class SingletonRun {
         // The run goes into the record's history with this same write (when history is kept).
         const run = { ...(tick !== undefined && { tick }) }
         const lastRun = succeeded && tick !== undefined && this.#settings.recordTick !== false
-        await lease.release({
-          ...(succeeded && { clearState: true }),
-          fields: { ...counted.schedule, ...(lastRun && { last_run: tick }) },
-          outcome: succeeded ? RunOutcome.Completed : RunOutcome.Failed,
-          ...run,
-        })
+        await this.#beforeInvocationEnds(
+          lease.release({
+            ...(succeeded && { clearState: true }),
+            fields: { ...counted.schedule, ...(lastRun && { last_run: tick }) },
+            outcome: succeeded ? RunOutcome.Completed : RunOutcome.Failed,
+            ...run,
+          }),
+        )
         report('info', 'lock released', {
           outcome: Outcome.Released,
           key,
-          token: lease.record.token,
+          ...tokenOf(lease),
           ...(tick && { tick }),
           heldMs: this.#settings.clock.now() - this.#acquiredAt,
           completed: succeeded,
@@ -179,7 +196,7 @@ export class SingletonRun {
           report('warn', `paused after ${counted.failures} failed runs in a row; resume to run again`, {
             outcome: Outcome.Paused,
             key,
-            token: lease.record.token,
+            ...tokenOf(lease),
             owner: lease.owner,
             ...(tick && { tick }),
             paused: pauseView(paused),
@@ -191,6 +208,40 @@ export class SingletonRun {
       this.#reportReleaseFailed(error, lostBefore)
     }
     if (lease.lostError && succeeded && throwOnLost) throw lease.lostError
+  }
+
+  /**
+   * `release`, given up shortly before the invocation ends, when it has one: a store that does not
+   * answer (a host cut off from it) would keep the release trying until Lambda ended the
+   * invocation, with nothing said. The release goes on meanwhile, and may yet land.
+   */
+  async #beforeInvocationEnds(release: Promise<void>): Promise<void> {
+    const { timing, clock, key } = this.#settings
+    const end = timing.invocationEnd
+    const now = clock.now()
+    // Over already: a run swept by a later invocation (its adapter never ended it), whose own
+    // end is not this run's.
+    if (end === undefined || end <= now) return release
+    release.catch(() => undefined)
+    // Within the reserve already (a handler that returned at its last moment): half what is left.
+    const cutAt = Math.max(end - RELEASE_REPORT_RESERVE_MS, now + (end - now) / 2)
+    let cancel = (): void => {}
+    const cut = new Promise<never>((_, reject) => {
+      cancel = clock.schedule(cutAt - now, () =>
+        reject(
+          new LockStoreError(
+            `Lock "${key}": the store had not answered the release ${Math.round(end - cutAt)} ms before ` +
+              "the invocation's end, when Lambda ends it; the release may still land",
+            { key, retryable: true },
+          ),
+        ),
+      )
+    })
+    try {
+      await Promise.race([release, cut])
+    } finally {
+      cancel()
+    }
   }
 
   /**
@@ -211,7 +262,7 @@ export class SingletonRun {
       {
         outcome: Outcome.ReleaseFailed,
         key,
-        token: this.#lease.record.token,
+        ...tokenOf(this.#lease),
         ...(tick && { tick }),
         error: asError(error),
       },
@@ -229,7 +280,7 @@ export class SingletonRun {
     this.#settings.report(level, message, {
       outcome,
       key: this.#settings.key,
-      token: this.#lease.record.token,
+      ...tokenOf(this.#lease),
       ...fields,
       ...(this.#settings.tick && { tick: this.#settings.tick }),
       ...(error && { error }),

@@ -94,6 +94,33 @@ describe('a lock on a store that takes', () => {
     if (result.status === 'acquired') await clock.run(result.lease.release())
   })
 
+  it("sends the raise only once the holder's code has had its turn: the lease comes first", async () => {
+    const { clock, store, lock, released } = setup()
+    released(1_700_000_000_000)
+    const result = await clock.run(lock().tryAcquire())
+    if (result.status !== 'acquired') throw new Error(`expected the lock, got ${result.status}`)
+    // The holder's code runs on from here, before a byte of the raise is built or sent.
+    expect(store.calls).toEqual(['take'])
+    await clock.run(clock.sleep(0))
+    expect(store.calls).toEqual(['take', 'replace'])
+    expect(result.lease.recordedToken).toBeGreaterThan(1_700_000_000_001)
+    await clock.run(result.lease.release())
+  })
+
+  it('raises before any other write of the lease, even one made before the raise was sent', async () => {
+    const { clock, store, lock, released } = setup()
+    released(1_700_000_000_000)
+    const result = await clock.run(lock().tryAcquire())
+    if (result.status !== 'acquired') throw new Error(`expected the lock, got ${result.status}`)
+    await clock.run(result.lease.release()) // a handler that returned at once
+    expect(store.calls).toEqual(['take', 'replace', 'replace'])
+    expect(store.record()).toMatchObject({ owner: 'run-b', expires_at: 0 })
+    expect(store.record().token).toBeGreaterThan(1_700_000_000_001)
+    await clock.run(clock.sleep(1_000))
+    expect(store.calls).toHaveLength(3)
+    expect(clock.pending).toBe(0)
+  })
+
   it('keeps what the record held: the checkpoint, and the run count raised by one', async () => {
     const { clock, store, lock, released } = setup()
     released(1_700_000_000_000)
@@ -224,5 +251,46 @@ describe('a lock on a store that takes', () => {
     const token = await clock.run(result.lease.fencingToken())
     expect(store.record().running).toEqual({ token, tick: 'tick-10', watch_ms: 5_000 })
     await clock.run(result.lease.release())
+  })
+})
+
+describe('a taken lease held to a fixed end, on a host whose clock is behind the store', () => {
+  /** The store's clock: 20 s ahead of the host's, which stamps a take made before any answer. */
+  const AHEAD_MS = 20_000
+
+  it("ends by the store's clock, not the host's, while its raise has yet to land", async () => {
+    const clock = new ManualClock()
+    const storeClock = {
+      now: () => clock.now() + AHEAD_MS,
+      sleep: (ms: number, signal?: AbortSignal) => clock.sleep(ms, signal),
+      schedule: (ms: number, callback: () => void) => clock.schedule(ms, callback),
+    }
+    const memory = new MemoryLockStore({ clock: storeClock, clockResolutionMs: 1_000, takes: true })
+    memory.putRaw(KEY, JSON.stringify({ v: 1, token: 1_700_000_000_000, expires_at: 0, owner: 'run-a' }))
+    // The host's raise does not get through (a network that drops its writes for a while).
+    const host: LockStore = {
+      clockResolutionMs: 1_000,
+      read: (key, options) => memory.read(key, options),
+      create: (key, body, options) => memory.create(key, body, options),
+      replace: () => new Promise<WriteResult>(() => {}),
+      take: (key, take, options) =>
+        (memory.take as NonNullable<LockStore['take']>).call(memory, key, take, options),
+    }
+    const options = { key: KEY, ttlMs: 60_000, clockSkewMarginMs: 1_000, random: () => 0.5 }
+    const first = await clock.run(
+      new Lock({ ...options, store: host, owner: 'run-b', clock }).tryAcquire({
+        holdUntil: clock.now() + 60_000,
+      }),
+    )
+    if (first.status !== 'acquired') throw new Error(`expected the lock, got ${first.status}`)
+    // The take stamped its end by the host's clock: 40 s from now by the store's. Past it, and
+    // past the margin, a run on a host whose clock agrees with the store's takes the lock over.
+    await clock.run(clock.sleep(45_000))
+    const second = await clock.run(
+      new Lock({ ...options, store: memory, owner: 'run-c', clock: storeClock }).tryAcquire(),
+    )
+    expect(second.status).toBe('acquired')
+    // Two holders at once, unless the first knows its lease is over.
+    expect(first.lease.remainingMs).toBeLessThanOrEqual(0)
   })
 })

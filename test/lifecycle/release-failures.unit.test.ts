@@ -47,6 +47,30 @@ describe('a release that fails', () => {
     expect(lines.filter((line) => line.level === 'error')).toHaveLength(1)
   })
 
+  it('is logged at error level before the invocation ends, when the store does not answer in time (a host cut off from it)', async () => {
+    const { clock, store, wrap, context, outcomes, lines } = world()
+    const start = clock.now()
+    // Every write times out after 4 s: tried again and again, the release would outlast the
+    // invocation, which Lambda ends with nothing said.
+    const cutOff = Array.from({ length: 50 }, () => async () => {
+      await clock.sleep(4_000)
+      return 'transient' as const
+    })
+    const handler = wrap(async () => {
+      store.script('replace', ...cutOff)
+    })
+    await clock.run(handler({}, context({ timeoutMs: 10_000 })))
+    expect(clock.now() - start).toBeLessThan(10_000)
+    expect(outcomes.map((o) => o.outcome)).toEqual(['acquired', 'release-failed'])
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringMatching(/could not be released/),
+        fields: expect.objectContaining({ key: KEY, outcome: 'release-failed' }),
+      }),
+    )
+  })
+
   it('is not reported twice when the lease was lost, and so reported, before the release', async () => {
     const { clock, store, wrap, context, outcomes, record } = world()
     const handler = wrap(async () => {

@@ -1,7 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3'
+import { LockStoreError } from '../../lib/core/errors.js'
 import type { FencingTokenSource } from '../../lib/core/lease.js'
 import { fencedPut } from '../../lib/s3/fenced-put.js'
 import type { Stage } from './actors.js'
+import { CallEnd } from './oracle.js'
 import type { SimProcess } from './world.js'
 
 /** The one object every run writes its output to. */
@@ -60,10 +62,11 @@ export async function writeOutput(
   // The oracle knows which calls are under way (I3 admits W4 while the call whose write a stale
   // PUT landed over has not returned): from the token on, until the call returns, throws or its
   // process dies.
-  let ended = (): void => {}
+  let ended: (how: CallEnd) => void = () => {}
   const underway = () => {
-    ended = stage.oracle.fencing(OUTPUT_KEY, token, process.name)
-    process.onCrash(ended)
+    const call = stage.oracle.fencing(OUTPUT_KEY, token, process.name)
+    ended = call
+    process.onCrash(() => call(CallEnd.Abandoned))
   }
   const source = reportingTokens(stage, process, lease, label)
   const tokens: FencingTokenSource = {
@@ -85,18 +88,22 @@ export async function writeOutput(
   try {
     if (world.random.chance(0.5)) await fencedPut({ ...first, lease: tokens })
     else await fencedPut({ ...first, token: await tokens.fencingToken(listens ? { signal } : {}) })
-  } finally {
-    ended()
+  } catch (error) {
+    ended(endOf(error))
+    throw error
   }
+  ended(CallEnd.Returned)
   stage.oracle.fenced(OUTPUT_KEY, token, process.name)
   stage.trace(`${process.name} fencedPut token ${token} returned`)
   const writeAgain = async (again: string) => {
     underway()
     try {
       await fencedPut({ ...common, body: again, token })
-    } finally {
-      ended()
+    } catch (error) {
+      ended(endOf(error))
+      throw error
     }
+    ended(CallEnd.Returned)
     stage.oracle.fenced(OUTPUT_KEY, token, process.name)
     stage.trace(`${process.name} fencedPut token ${token} returned again`)
   }
@@ -117,4 +124,14 @@ export type TokenUse = (typeof TokenUse)[keyof typeof TokenUse]
 export function tokenUse(stage: Stage): TokenUse {
   const draw = stage.world.random.next()
   return draw < 0.25 ? TokenUse.AtOnce : draw < 0.8 ? TokenUse.AfterWork : TokenUse.Never
+}
+
+/**
+ * How a call that threw ended, for the oracle: one that gave up at its timeout while it settled
+ * (it says a stale write may land over it: call again) left its settle unfinished, as a holder
+ * that died does (W4); any other throw ended it, and excuses nothing.
+ */
+function endOf(error: unknown): CallEnd {
+  const gaveUp = error instanceof LockStoreError && /while waiting out stale writes/.test(error.message)
+  return gaveUp ? CallEnd.Abandoned : CallEnd.Ended
 }

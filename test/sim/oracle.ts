@@ -56,6 +56,23 @@ export function holdingOf(lease: Lease): Holding {
   }
 }
 
+/** How a `fencedPut` call ended: returned, threw, or left its settle unfinished (W4). */
+export const CallEnd = {
+  Returned: 'returned',
+  Ended: 'ended',
+  /** Its process died, or it gave up at its timeout while it settled, and said so. */
+  Abandoned: 'abandoned',
+} as const
+export type CallEnd = (typeof CallEnd)[keyof typeof CallEnd]
+
+/** A `fencedPut` call: of which object, with which token, by which process, since when. */
+interface FencingCall {
+  readonly key: string
+  readonly token: number
+  readonly by: string
+  readonly since: number
+}
+
 /** An exec run's command: its group runs as long as it runs, whatever its wrapper knows. */
 interface Job {
   readonly group: SimGroup
@@ -92,12 +109,9 @@ export class Oracle {
   /** I3: per output object, the highest token a `fencedPut` returned for. */
   readonly #fencedFloor = new Map<string, { token: number; by: string }>()
   /** I3: the `fencedPut` calls under way, and since when, for W4. */
-  readonly #fencing: {
-    readonly key: string
-    readonly token: number
-    readonly by: string
-    readonly since: number
-  }[] = []
+  readonly #fencing: FencingCall[] = []
+  /** W4: the calls that ended without returning (they threw, or their process died) mid-settle. */
+  readonly #abandoned: FencingCall[] = []
 
   constructor(
     readonly world: World,
@@ -117,12 +131,14 @@ export class Oracle {
    * A `fencedPut` by `by` with `token` on `key` is under way: the answer ends it, once it returned
    * or threw, or its process died.
    */
-  fencing(key: string, token: number, by: string): () => void {
+  fencing(key: string, token: number, by: string): (how: CallEnd) => void {
     const call = { key, token, by, since: this.world.now }
     this.#fencing.push(call)
-    return () => {
+    return (how) => {
       const index = this.#fencing.indexOf(call)
-      if (index >= 0) this.#fencing.splice(index, 1)
+      if (index < 0) return
+      this.#fencing.splice(index, 1)
+      if (how === CallEnd.Abandoned) this.#abandoned.push(call)
     }
   }
 
@@ -148,19 +164,22 @@ export class Oracle {
 
   /**
    * W4: the last write of `key` at or above `floor` was made by a call still under way (one of
-   * its writer and token that began before it: not the writer's next call).
+   * its writer and token that began before it: not the writer's next call), or by one that ended
+   * without returning, its settle unfinished (its holder died, or its call gave up at its timeout
+   * and threw, saying a stale write may land over it): the stale bytes stay until the next
+   * fenced write of the object.
    */
   #settling(key: string, floor: number): boolean {
     const last = this.s3.log.findLast(
       (write) => write.key === key && write.token !== undefined && write.token >= floor,
     )
-    return (
+    const madeIt = (call: FencingCall) =>
       last !== undefined &&
-      this.#fencing.some(
-        (call) =>
-          call.key === key && call.by === last.by && call.token === last.token && call.since < last.at,
-      )
-    )
+      call.key === key &&
+      call.by === last.by &&
+      call.token === last.token &&
+      call.since < last.at
+    return this.#fencing.some(madeIt) || this.#abandoned.some(madeIt)
   }
 
   /** Writes by `processName` are an operator's. */

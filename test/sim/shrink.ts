@@ -40,6 +40,7 @@ function* smaller(scenario: Scenario): Generator<Reduction> {
     'conflict',
     'missingDate',
     'slow',
+    'partition',
   ] as const) {
     yield (s) => ({ ...s, faults: { ...s.faults, [fault]: NO_FAULTS[fault] } })
   }

@@ -47,6 +47,15 @@ export interface StoreFaults {
    * only), so it is not refused.
    */
   readonly mapsNeverEqual?: boolean
+  /**
+   * A host cut off from the store: a request that meets this fault is lost, and so is every
+   * request of its process for up to `PARTITION_MS` after it, as a host whose network fails for a
+   * while. As an adversary would, the network cuts off more often (`PARTITION_AFTER_TAKE`) a
+   * process that has just taken the lock before any answer dated the store's clock for it (a
+   * new host, whose take stamped its lease by its own clock): its lease's raise then does not
+   * land, however often it is tried, and the lease runs on the term the take wrote.
+   */
+  readonly partition?: number
 }
 
 export const NO_FAULTS: StoreFaults = {
@@ -58,6 +67,7 @@ export const NO_FAULTS: StoreFaults = {
   slow: 0,
   absentAsPreconditionFailed: false,
   etagIsDigest: true,
+  partition: 0,
 }
 
 /** One write the store applied, for the oracle. */
@@ -82,6 +92,10 @@ const LATENCY_MS = 15
 const SLOW_MS = 1_500
 /** What an SDK request timeout would be: a lost request or answer is known only then. */
 const TIMEOUT_MS = 2_000
+/** The longest a partition (`StoreFaults.partition`) cuts a process off. */
+const PARTITION_MS = 60_000
+/** In a world with partitions, the chance that one starts at the request after a process's take. */
+const PARTITION_AFTER_TAKE = 1
 
 /**
  * The store, as one object at the store's side (true time is its clock, its `Date` counts whole
@@ -98,6 +112,12 @@ export class SimStore {
   /** Told of each applied write (for the trace). */
   onWrite: (write: AppliedWrite) => void = () => {}
   faults: StoreFaults
+  /** Until when (true time) each partitioned process is cut off. */
+  readonly #partitioned = new WeakMap<SimProcess, number>()
+  /** Processes whose last request was a take, sent before any answer had dated the store's clock for them. */
+  readonly #justTook = new WeakSet<SimProcess>()
+  /** Processes that were sent a dated answer. */
+  readonly #dated = new WeakSet<SimProcess>()
 
   constructor(
     readonly world: World,
@@ -171,6 +191,8 @@ export class SimStore {
     const random = world.random
     const faults = this.faults
     const latency = () => random.int(1, random.chance(faults.slow) ? SLOW_MS : LATENCY_MS)
+    // A take sent before any dated answer stamps its lease by the process's own clock.
+    const blind = kind === 'take' && !this.#dated.has(process)
     return new Promise((resolve, reject) => {
       const signal = options?.signal
       if (signal?.aborted) return reject(signal.reason)
@@ -191,7 +213,7 @@ export class SimStore {
       const timeout = (what: string) =>
         new LockStoreError(`simulated: ${what}`, { key: 'sim', retryable: true })
       world.at(world.now + latency(), undefined, () => {
-        if (random.chance(faults.lostRequest)) {
+        if (this.#cutOff(process) || random.chance(faults.lostRequest)) {
           answer(TIMEOUT_MS, () => reject(timeout('request lost')))
           return
         }
@@ -216,12 +238,27 @@ export class SimStore {
           answer(TIMEOUT_MS, () => reject(timeout('answer lost')))
           return
         }
+        if (blind && applied) this.#justTook.add(process)
         answer(latency(), () => {
           if (applied) applied.answeredAt = world.now
+          if ('serverDate' in date) this.#dated.add(process)
           resolve(dated(result, date))
         })
       })
     })
+  }
+
+  /** Whether `process` is cut off from the store now, starting a partition when one strikes. */
+  #cutOff(process: SimProcess): boolean {
+    const { world } = this
+    // No draw where the fault is off: the worlds from before it existed run as they did (and
+    // the liveness check, which stops the faults, ends every partition).
+    if (!this.faults.partition) return false
+    if ((this.#partitioned.get(process) ?? 0) > world.now) return true
+    const chance = this.#justTook.delete(process) ? PARTITION_AFTER_TAKE : this.faults.partition
+    if (!world.random.chance(chance)) return false
+    this.#partitioned.set(process, world.now + world.random.int(1, PARTITION_MS))
+    return true
   }
 
   #read(key: string): ReadResult {
