@@ -16,7 +16,7 @@ import type { InvocationContext } from '../lifecycle/handler-context.js'
 import { SingletonLifecycle } from '../lifecycle/lifecycle.js'
 import type { SingletonLogger } from '../lifecycle/logger.js'
 import { OnHeld } from '../lifecycle/options.js'
-import type { SingletonRun } from '../lifecycle/run.js'
+import { type SingletonRun, tokenOf } from '../lifecycle/run.js'
 import { SkipReason, type SkipResult } from '../lifecycle/skip.js'
 import { ExecMessage, LogField, LogLevel, logLine } from '../log-contract.js'
 import type { StartCommand } from './command-group.js'
@@ -253,10 +253,9 @@ async function giveBackUnrun(
   why: Unrun,
 ): Promise<ExitCode> {
   const { handle } = run
-  const token = run.lease.recordedToken
   const fields = {
     [LogField.key]: handle.key,
-    ...(token !== undefined && { token }),
+    ...tokenOf(run.lease),
     ...(why.error !== undefined && { [LogField.error]: failure(why.error, why.exitCode) }),
   }
   try {
