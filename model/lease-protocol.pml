@@ -243,8 +243,14 @@ inline oust_current() {
 
 /* The next token: above every token seen, and at least the latest the store's clock may read. */
 inline next_token(t, seen) {
+  next_token_at(t, seen, now)
+}
+
+/* The token from the clock as it read at time `at` (a raise: as its take was sent), an upper bound
+   of it as any in at..at+W: the raise's token waits no longer than from its take. */
+inline next_token_at(t, seen, at) {
   select (b : 0 .. W);
-  t = MAX(seen + 1, now + b);
+  t = MAX(seen + 1, at + b);
   b = 0
 }
 
@@ -418,7 +424,7 @@ inline hand_out_token() {
 }
 
 proctype Call(byte c) {
-  byte acqs, rounds, renews, hi, T, myexp, b, f_tok;
+  byte acqs, rounds, renews, hi, T, myexp, b, f_tok, taken_at;
   bool s_present, replacing, lost, fenced, go;
   short s_etag, my_etag, f_etag;
 
@@ -451,7 +457,7 @@ read:
             take_budget > 0 && r_present && r_exp == 0 && !r_paused ->
             take_budget--;
             select (b : 0 .. 2 * W);
-            T = r_tok + 1; myexp = now + TTL + b - W; b = 0;
+            T = r_tok + 1; myexp = now + TTL + b - W; b = 0; taken_at = now;
             hi = MAX(hi, T);
             land(T, myexp, INST(c), false, c);
             hold[c] = 1; tokc[c] = T; ousted[c] = false; unraised[c] = true;
@@ -559,11 +565,13 @@ holding:
           }
 #ifdef BLIND
        :: atomic { /* the raise of a taken lease's token: a renewal, conditional on its record, that
-                        writes a token from the clock (next_token), whose wait follows as any token's */
+                        writes a token from the clock as it read when the take was sent
+                        (next_token_at), whose wait follows as any token's */
             unraised[c] && now < dl[c] ->
             if
             :: r_present && (r_etag == my_etag || (r_tok == T && r_own == INST(c) && r_exp == myexp)) ->
-               next_token(T, hi);
+               next_token_at(T, hi, taken_at);
+               taken_at = 0;
                hi = T;
                myexp = now + TTL;
                land(T, myexp, INST(c), r_paused, c);
@@ -620,12 +628,12 @@ holding:
           }
        od;
 next:
-       skip
+       taken_at = 0
      } unless {
        crashed[c] ->
        atomic { /* a crash at any step: the run is gone, and so is everything the process knew; the
                    invocation is retried (same owner), once more than its acquisitions */
-         crashed[c] = false; acqs--; hold[c] = 0; ousted[c] = false; hi = 0; rounds = 0;
+         crashed[c] = false; acqs--; hold[c] = 0; ousted[c] = false; hi = 0; rounds = 0; taken_at = 0;
          forget()
        }
      }

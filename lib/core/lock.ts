@@ -332,7 +332,7 @@ export class Lock {
     }
     const outcome = await session.take(request, attempt.budget)
     if ('found' in outcome) return outcome
-    const { taken, previous } = outcome
+    const { taken, previous, sentAt } = outcome
     let deadline: number
     try {
       if (options.skipIf?.(previous ?? taken.record)) {
@@ -352,7 +352,13 @@ export class Lock {
       await this.#giveBack(taken, previous, attempt.budget).catch(() => undefined)
       throw error
     }
-    const lease = this.#handOut(taken.record, taken.etag, term.ttlMs, deadline, this.#raiseOf(attempt))
+    const lease = this.#handOut(
+      taken.record,
+      taken.etag,
+      term.ttlMs,
+      deadline,
+      this.#raiseOf(attempt, sentAt),
+    )
     return { status: AcquireStatus.Acquired, lease }
   }
 
@@ -363,10 +369,17 @@ export class Lock {
     return holdUntil === undefined ? time.termFromToken(token, attempt.ttlMs) : time.termUntil(holdUntil)
   }
 
-  /** How a taken lease's token is raised: a token from the store's clock, its term, its tick. */
-  #raiseOf(attempt: Attempt): LeaseRaise {
+  /**
+   * How a taken lease's token is raised: a token from the store's clock, its term, its tick. The
+   * clock is read as it was when the take that landed was sent (`takenAt`), as an acquisition
+   * that reads first chooses its token before it writes: every token handed out before is in
+   * the record taken or was handed out before that (W2 aside), so it is below the store's clock
+   * then. Read later, the token would only wait longer: by the take's round trip and whatever
+   * ran before the raise.
+   */
+  #raiseOf(attempt: Attempt, takenAt: number): LeaseRaise {
     return (current) => {
-      const token = this.#session.nextToken(current.token)
+      const token = this.#session.nextToken(current.token, takenAt)
       const term = this.#termOf(attempt, token)
       const running = runningFields(token, attempt)
       const record = { ...current, token, expires_at: term.expires_at, ttl_ms: term.ttlMs, ...running }

@@ -59,7 +59,12 @@ export interface OwnWrite {
  * lost and a later try found our take), or what is there, as a read finds it.
  */
 export type TakeOutcome =
-  | { readonly taken: Snapshot; readonly previous: LockRecord | undefined }
+  | {
+      readonly taken: Snapshot
+      readonly previous: LockRecord | undefined
+      /** Local time the take that landed was sent (a retry's, when it found its own take). */
+      readonly sentAt: number
+    }
   | { readonly found: ReadOutcome }
 
 /** What a session is made with: what a `Lock` or a `LockOperator` is given for it. */
@@ -187,10 +192,11 @@ export class StoreSession {
       const answer = await take(this.key, request)
       const receivedAt = this.clock.now()
       this.time.observe(answer.serverDate, sentAt, receivedAt)
-      if (answer.status === TakeStatus.Taken) return await this.#taken(answer, receivedAt, deadline)
+      if (answer.status === TakeStatus.Taken) return await this.#taken(answer, sentAt, receivedAt, deadline)
       const found = this.#outcomeOf(answer.current, receivedAt)
       const { snapshot } = found
-      if (snapshot && isOwnTake(snapshot.record, request)) return { taken: snapshot, previous: undefined }
+      if (snapshot && isOwnTake(snapshot.record, request))
+        return { taken: snapshot, previous: undefined, sentAt }
       return { found }
     })
   }
@@ -203,13 +209,14 @@ export class StoreSession {
    */
   async #taken(
     answer: { readonly body: string; readonly etag: string; readonly previous: string },
+    sentAt: number,
     receivedAt: number,
     deadline: number,
   ): Promise<TakeOutcome> {
     try {
       const previous = parseRecord(answer.previous, this.key, answer.etag)
       const found = { status: ReadStatus.Found, body: answer.body, etag: answer.etag } as const
-      return { taken: this.#snapshotOf(found, receivedAt), previous }
+      return { taken: this.#snapshotOf(found, receivedAt), previous, sentAt }
     } catch (error) {
       if (!(error instanceof LockCorruptedError)) throw error
       await this.write(answer.previous, answer.etag, deadline)
@@ -224,11 +231,12 @@ export class StoreSession {
 
   /**
    * The token to write over an object showing `seen`: above it and every token seen here, from
-   * the store's clock. Throws `LockConflictError` (`tokens-exhausted`, `record-ahead-of-clock`:
-   * see `tokenAfter`) before anything is written.
+   * the store's clock as it may read at local time `at` (now, unless the acquisition began
+   * earlier: a raise's take was sent then). Throws `LockConflictError` (`tokens-exhausted`,
+   * `record-ahead-of-clock`: see `tokenAfter`) before anything is written.
    */
-  nextToken(seen = 0): number {
-    return tokenAfter(Math.max(seen, this.#highestToken), this.time.serverTime(), this.key)
+  nextToken(seen = 0, at = this.clock.now()): number {
+    return tokenAfter(Math.max(seen, this.#highestToken), this.time.serverTime(at), this.key)
   }
 
   /** Waits before the next try of a contended call, never past local time `until`. */

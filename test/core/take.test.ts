@@ -144,6 +144,30 @@ describe('a lock on a store that takes', () => {
     await clock.run(result.lease.release())
   })
 
+  it("chooses the raised token by the store's clock as the take was sent: a slow answer does not add to its wait", async () => {
+    const { clock, store, lock, released } = setup()
+    released(1_000)
+    await clock.advance(300) // 300 ms past the store's second
+    const take = store.take.bind(store)
+    // The take lands as it is sent, and its answer takes 400 ms to come back.
+    store.take = async (key, request, options) => {
+      const result = await take(key, request, options)
+      await clock.sleep(400)
+      return result
+    }
+    const sentAt = clock.now()
+    const result = await clock.run(lock().tryAcquire())
+    if (result.status !== 'acquired') throw new Error(`expected the lock, got ${result.status}`)
+    const token = await clock.run(result.lease.fencingToken())
+    // All the answer says is that the store's clock read its second (sentAt - 300) when it
+    // landed: at most the turn of that second as the take was sent (and the drift allowed over
+    // 400 ms: under a ms), 400 ms more by the answer.
+    const turn = sentAt - 300 + 1_000
+    expect(token).toBeGreaterThanOrEqual(turn)
+    expect(token).toBeLessThanOrEqual(turn + 1)
+    await clock.run(result.lease.release())
+  })
+
   it('hands out a token above every one handed out before, after an older record was written back', async () => {
     const { clock, store, lock, released } = setup()
     released(1_000) // an old record, token 1000
