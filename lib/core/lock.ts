@@ -219,7 +219,7 @@ export class Lock {
       if (replacing && !options.replaceIf?.(snapshot.record)) {
         return { status: AcquireStatus.Held, holder: snapshot.record }
       }
-      const { record, term, result } = await this.#writeLease(attempt, snapshot, replacing)
+      const { record, term, result } = await this.#writeLease(attempt, snapshot, replacing, found.sentAt)
       if (result.status === WriteStatus.Written) {
         return {
           status: AcquireStatus.Acquired,
@@ -284,16 +284,21 @@ export class Lock {
    * lease is handed out the moment its write lands, and its token's wait (until the store's clock
    * has passed it) is paid by `lease.fencingToken()`, only where the token is used
    * (docs/guarantees.md, I2). Holding the lease back for that wait would let it be replaced or
-   * force-released meanwhile, unseen.
+   * force-released meanwhile, unseen. The token is chosen by the store's clock as it was when
+   * the read that found `snapshot` was sent (`readAt`; now, over our own last write or a record
+   * read ahead): the write lands only over what that read found, so every token handed out
+   * before is in it or was handed out before the read (W2 aside), and the read's round trip does
+   * not add to the token's wait.
    */
   async #writeLease(
     attempt: Attempt,
     snapshot: Snapshot | undefined,
     replacing: boolean,
+    readAt: number | undefined,
   ): Promise<{ record: LockRecord; term: LeaseTerm; result: WriteOutcome }> {
     const session = this.#session
     const { holdUntil } = attempt
-    const token = session.nextToken(snapshot?.record.token)
+    const token = session.nextToken(snapshot?.record.token, readAt)
     if (holdUntil !== undefined && holdUntil - session.clock.now() < 1) throw outOfTime(this.key, holdUntil)
     const term = this.#termOf(attempt, token)
     const record = acquisitionRecord(snapshot?.record, attempt.owner, token, term, {

@@ -46,6 +46,12 @@ export interface ReadOutcome {
   readonly snapshot: Snapshot | undefined
   /** Nothing was found, but the store could not be sure there is nothing (see `ReadResult`). */
   readonly unconfirmedAbsence: boolean
+  /**
+   * Local time the read was sent, when this is one's answer (not our own last write, nor a
+   * record read ahead): the token of a write over what it found is chosen by the store's clock
+   * then (see `Lock`).
+   */
+  readonly sentAt?: number
 }
 
 /** A write of ours that landed: while nobody else writes, it is what a read would find. */
@@ -193,7 +199,7 @@ export class StoreSession {
       const receivedAt = this.clock.now()
       this.time.observe(answer.serverDate, sentAt, receivedAt)
       if (answer.status === TakeStatus.Taken) return await this.#taken(answer, sentAt, receivedAt, deadline)
-      const found = this.#outcomeOf(answer.current, receivedAt)
+      const found = this.#outcomeOf(answer.current, sentAt, receivedAt)
       const { snapshot } = found
       if (snapshot && isOwnTake(snapshot.record, request))
         return { taken: snapshot, previous: undefined, sentAt }
@@ -252,16 +258,16 @@ export class StoreSession {
       const result = await this.#store.read(this.key, { ...(signal && { signal }) })
       const receivedAt = this.clock.now()
       this.time.observe(result.serverDate, sentAt, receivedAt)
-      return this.#outcomeOf(result, receivedAt)
+      return this.#outcomeOf(result, sentAt, receivedAt)
     })
   }
 
   /** What a read (or a take's failed condition, which answers as one) found, parsed. */
-  #outcomeOf(result: ReadResult, receivedAt: number): ReadOutcome {
+  #outcomeOf(result: ReadResult, sentAt: number, receivedAt: number): ReadOutcome {
     if (result.status === ReadStatus.Absent) {
-      return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true }
+      return { snapshot: undefined, unconfirmedAbsence: result.unconfirmed === true, sentAt }
     }
-    return { snapshot: this.#snapshotOf(result, receivedAt), unconfirmedAbsence: false }
+    return { snapshot: this.#snapshotOf(result, receivedAt), unconfirmedAbsence: false, sentAt }
   }
 
   /**

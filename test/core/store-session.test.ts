@@ -28,8 +28,17 @@ describe('a read, as the session reports it', () => {
   it('says when the store found nothing but could not be sure there is nothing', async () => {
     const { time, store, session } = setup()
     store.script('read', 'denied')
-    expect(await session.read(time.now + 1_000)).toEqual({ snapshot: undefined, unconfirmedAbsence: true })
-    expect(await session.read(time.now + 1_000)).toEqual({ snapshot: undefined, unconfirmedAbsence: false })
+    const sentAt = time.now
+    expect(await session.read(time.now + 1_000)).toEqual({
+      snapshot: undefined,
+      unconfirmedAbsence: true,
+      sentAt,
+    })
+    expect(await session.read(time.now + 1_000)).toEqual({
+      snapshot: undefined,
+      unconfirmedAbsence: false,
+      sentAt,
+    })
   })
 })
 

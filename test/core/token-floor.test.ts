@@ -32,6 +32,28 @@ describe('the token floor: a lock never hands out a token at or below one handed
     expect(time.now).toBeGreaterThan(token ?? Number.POSITIVE_INFINITY)
   })
 
+  it("chooses the token by the store's clock as its read was sent: a slow answer does not add to its wait", async () => {
+    const { time, store, lock, put } = setup()
+    put({ token: 7 })
+    time.advance(300) // 300 ms past the store's second
+    const read = store.read.bind(store)
+    // The read is made as it is sent, and its answer takes 400 ms to come back.
+    store.read = async (key, options) => {
+      const result = await read(key, options)
+      time.advance(400)
+      return result
+    }
+    const sentAt = time.now
+    const lease = await leaseOf(lock('a').tryAcquire())
+    const token = await lease?.fencingToken()
+    // All the answer says is that the store's clock read its second (sentAt - 300): at most the
+    // turn of that second as the read was sent (and the drift allowed over 400 ms: under a ms),
+    // 400 ms more by the answer.
+    const turn = sentAt - 300 + 1_000
+    expect(token).toBeGreaterThanOrEqual(turn)
+    expect(token).toBeLessThanOrEqual(turn + 1)
+  })
+
   it('refuses to follow a token more than 10 s ahead of the store clock, writing nothing, and names the repair', async () => {
     const { time, store, lock, put } = setup()
     const ahead = time.now + 60_000 // an outside writer's; reset refuses such tokens

@@ -110,8 +110,10 @@ describe('the simulated world', () => {
     //   3382: carries token 1800000034214 after core2's fencedPut with token 1800000037407 returned
     //   3604: carries token 1800000050144 after core1's fencedPut with token 1800000069957 returned
     //   4655: carries token 1800000012879 after core1's fencedPut with token 1800000019012 returned
-    // So did 20 more of seeds 1 to 6300, 74 and 213 among them (in the 300 seeds above).
-    for (const seed of [987, 3382, 3604, 4655]) {
+    // So did 20 more of seeds 1 to 6300, 74 and 213 among them (in the 300 seeds above). Since
+    // tokens are read off the store's clock as of the acquisition's read, 3604's world no longer
+    // holds a PUT back, and it is left out.
+    for (const seed of [987, 3382, 4655]) {
       const { violations, trace } = await simulate(unpartitioned(seed), { keepTrace: true })
       const held = trace.some((line) => line.includes('whose lease was superseded, is held'))
       expect({ seed, held, violations }).toEqual({ seed, held: true, violations: [] })
@@ -150,8 +152,10 @@ describe('the simulated world', () => {
 
   it("writes back a stale PUT that landed over the bytes a newer holder brought back, before that holder's call returns (W4)", async () => {
     // In these seeds a stale PUT lands, after a newer holder's write returned, over the bytes its
-    // next call brought back: that call settles, sees it, and writes its bytes again.
-    for (const seed of [169, 412, 547, 630]) {
+    // next call brought back: that call settles, sees it, and writes its bytes again. (The seeds
+    // were 169, 412, 547 and 630 until tokens were read off the store's clock as of the
+    // acquisition's read, which changed those worlds: of the first 5,000, 24 land one now.)
+    for (const seed of [630, 654, 865, 1027]) {
       const { violations, trace } = await simulate(unpartitioned(seed), { keepTrace: true })
       let highest = 0
       let staleLanded = false
