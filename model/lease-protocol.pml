@@ -59,7 +59,9 @@
  * A failed condition answers with the item, a read at that instant: the normal path goes on from
  * it. The lease is handed out as the take lands; its token (stored + 1, which an outside
  * write-back may have put below one handed out before) is handed out only after a raise: a
- * renewal, conditional on the lease's record, that writes next_token's token, then the wait.
+ * renewal, conditional on the lease's record, that writes next_token_at's token (the clock as it
+ * read when the take was sent, as the read-first path's token is the clock at its read), then
+ * the wait.
  *
  * Configurations (spin -D): HASH_ETAGS (an etag is a function of the body, as S3's MD5 ETag is;
  * default: unique per write), SAMEINST (calls 0 and 1 are two concurrent calls on one Lock
