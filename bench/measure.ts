@@ -27,9 +27,12 @@ export interface Measured {
   readonly rounds: number
 }
 
+/** The median: the middle value, or the mean of the two middle ones for an even count. */
 export const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+  const upper = Math.floor(sorted.length / 2)
+  if (sorted.length % 2 === 1) return sorted[upper] ?? Number.NaN
+  return ((sorted[upper - 1] ?? Number.NaN) + (sorted[upper] ?? Number.NaN)) / 2
 }
 
 export const total = (operations: ReadonlyMap<string, number>): number =>

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Lock } from 'lambda-singleton'
 import { type LockStore, systemClock } from 'lambda-singleton/extend'
 import { leaseOf } from '../test/support/lease-of.js'
+import { median } from './measure.js'
 
 export const TAKEOVER_TTL_MS = 5_000
 export const TAKEOVER_MARGIN_MS = 1_000
@@ -42,5 +43,5 @@ export async function measureTakeover(store: LockStore, label: string, trials = 
     }),
   )
   const sorted = afterMs.sort((a, b) => a - b)
-  return { afterMs: sorted, medianMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN }
+  return { afterMs: sorted, medianMs: median(sorted) }
 }
