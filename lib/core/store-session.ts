@@ -237,8 +237,8 @@ export class StoreSession {
 
   /**
    * The token to write over an object showing `seen`: above it and every token seen here, from
-   * the store's clock as it may read at local time `at` (now, unless the acquisition began
-   * earlier: a raise's take was sent then). Throws `LockConflictError` (`tokens-exhausted`,
+   * the store's clock as it may read at local time `at` (now, or when the acquisition's read or
+   * take was sent: see `Lock`). Throws `LockConflictError` (`tokens-exhausted`,
    * `record-ahead-of-clock`: see `tokenAfter`) before anything is written.
    */
   nextToken(seen = 0, at = this.clock.now()): number {
