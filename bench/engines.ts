@@ -11,8 +11,11 @@ import {
   type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb'
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3'
+import { traced } from './trace/marks.js'
 
 export const region = process.env.AWS_REGION ?? 'us-east-1'
+/** BENCH_TRACE=1 (cold-trace.ts sets it for its processes): every client's calls are marked. */
+const trace = process.env.BENCH_TRACE === '1' ? traced : <C>(client: C) => client
 
 export interface S3Engine {
   readonly endpoint: string
@@ -38,12 +41,12 @@ export async function s3Engine(endpoint: string): Promise<S3Engine> {
 
 /** The engine with a bucket made already (by `s3Engine`, in another process). */
 export function s3EngineOn(endpoint: string, bucket: string): S3Engine {
-  const client = () => new S3Client({ endpoint, region, forcePathStyle: true, maxAttempts: 1 })
+  const client = () => trace(new S3Client({ endpoint, region, forcePathStyle: true, maxAttempts: 1 }))
   return { endpoint, bucket, client }
 }
 
 export function dynamodbEngine(endpoint: string): DynamoDBEngine {
-  const client = () => new DynamoDBClient({ endpoint, region, maxAttempts: 1 })
+  const client = () => trace(new DynamoDBClient({ endpoint, region, maxAttempts: 1 }))
   return {
     endpoint,
     client,

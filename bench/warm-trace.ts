@@ -14,53 +14,20 @@
  * ones. Times depend on the machine; the segments' sizes next to each other are the point.
  */
 import { randomUUID } from 'node:crypto'
-import type { MiddlewareStack } from '@smithy/types'
 import { type DynamoDBEngine, dynamodbEngine, type S3Engine, s3Engine } from './engines.js'
 import { median } from './measure.js'
 import { type Contender, tick } from './peers/contender.js'
 import { JOB_SHAPES, runJob } from './peers/job.js'
 import { powertoolsIdempotency } from './peers/powertools.js'
 import { singletonOnDynamoDB, singletonOnS3 } from './peers/singleton.js'
+import { type Mark, startMarks, takeMarks, traced } from './trace/marks.js'
 
 const RUNS = Number(process.env.TRACE_RUNS ?? 200)
 
-interface Mark {
-  readonly at: number
-  readonly what: 'call' | 'send' | 'answer' | 'return'
-}
-
-/** The marks of the run under way; every traced client writes here. */
-let marks: Mark[] = []
-const mark = (what: Mark['what']) => marks.push({ at: performance.now(), what })
-
-/** `client`, its calls marked (see the file's comment). */
-// biome-ignore lint/suspicious/noExplicitAny: any client's stack; the marks read nothing of its types
-function traced<C extends { middlewareStack: MiddlewareStack<any, any> }>(client: C): C {
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      mark('call')
-      const result = await next(args)
-      mark('return')
-      return result
-    },
-    { step: 'initialize', priority: 'high', name: 'traceCall' },
-  )
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      mark('send')
-      try {
-        return await next(args)
-      } finally {
-        mark('answer')
-      }
-    },
-    { step: 'finalizeRequest', priority: 'low', name: 'traceWire' },
-  )
-  return client
-}
-
 /** What each gap between two marks is, by the marks it lies between. */
-function segmentName(from: Mark['what'] | 'start' | 'end', to: Mark['what'] | 'end', call: number): string {
+type WireMark = Extract<Mark['what'], 'call' | 'send' | 'answer' | 'return'>
+
+function segmentName(from: WireMark | 'start' | 'end', to: WireMark | 'end', call: number): string {
   if (from === 'start') return 'own code before the first call'
   if (to === 'end') return 'own code after the last call'
   if (from === 'call') return `call ${call}: SDK serializes`
@@ -72,9 +39,13 @@ function segmentName(from: Mark['what'] | 'start' | 'end', to: Mark['what'] | 'e
 /** One run's segments, in ms, by name. */
 function segmentsOf(startedAt: number, endedAt: number, runMarks: readonly Mark[]): Map<string, number> {
   const segments = new Map<string, number>()
-  let previous: { at: number; what: Mark['what'] | 'start' | 'end' } = { at: startedAt, what: 'start' }
+  let previous: { at: number; what: WireMark | 'start' | 'end' } = { at: startedAt, what: 'start' }
   let call = 0
-  for (const next of [...runMarks, { at: endedAt, what: 'end' as const }]) {
+  // The handler's own marks are not cut at: its segment is the handler and the code around it.
+  const wire = runMarks.filter(
+    (m): m is Mark & { what: WireMark } => m.what !== 'handler' && m.what !== 'handled',
+  )
+  for (const next of [...wire, { at: endedAt, what: 'end' as const }]) {
     if (next.what === 'call') call++
     const name = segmentName(previous.what, next.what, call)
     segments.set(name, (segments.get(name) ?? 0) + (next.at - previous.at))
@@ -106,12 +77,12 @@ async function main(): Promise<void> {
   let second = Math.floor(Date.now() / 1_000)
   for (let round = 0; round < RUNS; round++) {
     for (const [i, container] of containers.entries()) {
-      marks = []
+      startMarks()
       const startedAt = performance.now()
       const run = await runJob(container, job, tick(second++), JOB_SHAPES[0])
       const endedAt = performance.now()
       walls[i]?.push(run.addedMs)
-      if (round >= RUNS / 2) runs[i]?.push(segmentsOf(startedAt, endedAt, marks))
+      if (round >= RUNS / 2) runs[i]?.push(segmentsOf(startedAt, endedAt, takeMarks()))
     }
   }
   const names = [...new Set(runs.flatMap((list) => list.flatMap((segments) => [...segments.keys()])))]

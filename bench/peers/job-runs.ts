@@ -180,10 +180,14 @@ async function newProcesses(
   }
 }
 
-/** Runs `task` in a new Node.js process, through tsx as the bench itself runs. */
+/**
+ * Runs `task` in a new Node.js process, through tsx as the bench itself runs: lambda-singleton
+ * from its source, or, with BENCH_COLD_BUILT=1, as built (dist/, after `npm run build`), as a
+ * user's function loads it.
+ */
 export function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
   const args = [
-    '--conditions=lambda-singleton-source',
+    ...(process.env.BENCH_COLD_BUILT === '1' ? [] : ['--conditions=lambda-singleton-source']),
     '--import',
     'tsx',
     NEW_PROCESS_SCRIPT,

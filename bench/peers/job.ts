@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SingletonScheduleEvent } from 'lambda-singleton'
+import { mark } from '../trace/marks.js'
 import { type Container, Outcome, type TokenRead } from './contender.js'
 
 /** How long the job's handler takes. */
@@ -63,9 +64,11 @@ export async function runJob(
 ): Promise<JobRun> {
   let handlerMs = Number.NaN
   const work = async () => {
+    mark('handler')
     const startedAt = performance.now()
     await sleep(shape.workMs)
     handlerMs = performance.now() - startedAt
+    mark('handled')
   }
   const startedAt = Date.now()
   const startedAtMs = performance.now()

@@ -14,6 +14,7 @@ const startedAt = performance.now()
 const task = JSON.parse(process.argv[2] ?? '') as NewProcessTask
 const { makePeer } = await import('./all.js')
 const { runJob } = await import('./job.js')
+const { startMarks, takeMarks } = await import('../trace/marks.js')
 const contender = await makePeer(task.id, task.setup)
 const loadedAt = performance.now()
 
@@ -25,7 +26,13 @@ await sleep((at >= now ? at : at + 1_000) - now)
 const madeFrom = performance.now()
 const container = contender.container()
 const madeAt = performance.now()
+if (process.env.BENCH_TRACE === '1') startMarks()
+// BENCH_PROFILE=<file>: the run alone, profiled (a .cpuprofile, for Chrome's DevTools).
+const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined
+const runFrom = performance.now()
 const run = await runJob(container, task.job, task.event, task.shape)
+const runTo = performance.now()
+if (profiler) await profiler.stop(process.env.BENCH_PROFILE as string)
 console.log(
   JSON.stringify({
     ...run,
@@ -34,6 +41,10 @@ console.log(
     units: run.units ? [...run.units] : null,
     loadMs: loadedAt - startedAt,
     clientMs: madeAt - madeFrom,
+    // Traced (BENCH_TRACE=1, cold-trace.ts): the run's marks, in ms since it started.
+    ...(process.env.BENCH_TRACE === '1' && {
+      marks: [...takeMarks(), { at: runTo, what: 'end' }].map((m) => ({ ...m, at: m.at - runFrom })),
+    }),
   }),
 )
 container.close()
@@ -41,3 +52,19 @@ await contender.close()
 // Keep-alive sockets (dynamodb-lock-client's agent) would hold the process; the line is written
 // (a pipe is written synchronously on Linux).
 process.exit(0)
+
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const { Session } = await import('node:inspector/promises')
+  const { writeFile } = await import('node:fs/promises')
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 50 })
+  await session.post('Profiler.start')
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop')
+      await writeFile(file, JSON.stringify(profile))
+    },
+  }
+}

@@ -154,31 +154,28 @@ export class ClockProber {
  * that a cold start's first token waits a few ms instead of up to a second. At most
  * `STARTUP_PROBES` requests over `STARTUP_MS`; never rejects, and holds no timer that would keep
  * the process alive. `key` is one the caller may read (a probe is a HEAD or a projected read).
- * `quiet` holds the probes while it returns a promise (an invocation is acquiring: its requests first).
+ * Ends for good once `stopped` says so (an invocation began): from then on only a token awaited
+ * probes, at its own pace, so that a run that never reads its token sends none, and none of its
+ * requests waits behind one.
  */
 export async function learnStoreClock(
   store: LockStore,
   key: string,
   clock: Clock,
-  quiet?: () => Promise<void> | undefined,
+  stopped: () => boolean = () => false,
 ): Promise<void> {
   const serverClock = serverClockOf(store, clock)
   const prober = new ClockProber(store, key, clock, serverClock)
   const until = clock.now() + STARTUP_MS
-  for (let sent = 0; sent < STARTUP_PROBES; ) {
-    // Held while the invocation's own requests are under way: they come first.
-    const busy = quiet?.()
-    if (busy) await busy
+  for (let sent = 0; sent < STARTUP_PROBES && !stopped(); sent++) {
     const now = clock.now()
     if (now >= until) return
     if (serverClock.known) {
       const plan = nextProbeAt(serverClock, now, until, STARTUP_PROBES)
       if (plan === undefined) return
       if (plan.at > now) await new Promise<void>((resolve) => clock.schedule(plan.at - now, resolve))
-      // Planned before an invocation came: planned again once it is quiet.
-      if (quiet?.()) continue
+      if (stopped()) return
       await prober.probe(plan, until)
     } else await prober.ask(until)
-    sent++
   }
 }

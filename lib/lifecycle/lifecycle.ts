@@ -61,8 +61,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
   /** Runs not ended yet, to find any whose adapter never ended them (see `#sweepAbandoned`). */
   readonly #active = new Set<SingletonRun>()
   #store: Promise<LockStore> | undefined
-  /** Settled when the acquisition under way is: INIT's probes wait for it (`learnStoreClock`). */
-  #acquiring: Promise<void> | undefined
+  /** An invocation began: INIT's probes of the store's clock end (`learnStoreClock`). */
+  #invoked = false
 
   constructor(options: SingletonOptions<TEvent, TContext>, where: string) {
     this.#config = resolveOptions(options, where)
@@ -83,7 +83,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
    * the lock ahead (`Lock.readAhead`: the first invocation then writes at once over a free record,
    * and the read dates the store's clock), then learns that clock in the background (a few
    * probes, `learnStoreClock`), so that the first invocation's token waits a few ms rather than
-   * up to a second. The probes wait while an invocation acquires: its own requests come first.
+   * up to a second. The probes end when the first invocation begins: its own requests come
+   * first, and a run that never reads its token sends no probe.
    * Never fails the import: the first invocation reports whatever is wrong with the store.
    */
   #learnClockAtStart(): void {
@@ -99,7 +100,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       // store that takes a released lock in one request needs no read ahead: the first
       // invocation's take is its one request.
       if (named && !store.take) await (await this.#locks.lockFor(lockKey)).readAhead()
-      await learnStoreClock(store, lockKey, this.#clock, () => this.#acquiring)
+      await learnStoreClock(store, lockKey, this.#clock, () => this.#invoked)
     }
     learn().catch(() => undefined)
   }
@@ -121,6 +122,7 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
    * signal's reason, reported as nothing (the caller was stopped, nothing failed).
    */
   async begin(event: TEvent, context: TContext, signal?: AbortSignal): Promise<RunStart> {
+    this.#invoked = true
     await this.#sweepAbandoned()
     const config = this.#config
     const key = this.#keyOf(event, context)
@@ -136,14 +138,6 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
       ({ attempt }) => attempt.status !== AcquireStatus.Acquired && this.#locks.doneWith(key),
       () => this.#locks.doneWith(key),
     )
-    const settled = attempting.then(
-      () => undefined,
-      () => undefined,
-    )
-    this.#acquiring = settled
-    void settled.then(() => {
-      if (this.#acquiring === settled) this.#acquiring = undefined
-    })
     const { attempt, waitMs } = await attempting
 
     const at = { key, tick, waitMs }

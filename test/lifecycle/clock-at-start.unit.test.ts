@@ -69,12 +69,12 @@ describe('learning the store clock at start', () => {
     expect(store.memory.requests).toMatchObject({ read: 1, replace: 2 })
   })
 
-  it('holds its probes of the store clock while an invocation acquires: its own requests come first', async () => {
+  it('stops its probes of the store clock for good once an invocation begins: a handler that never reads its token sends none', async () => {
     vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
     const { clock, store, invoke } = coldStart({ released: true, readsToken: false })
     await clock.advance(100) // INIT's read has dated the store's clock; its probes have begun
     const probesAtInvoke = store.memory.requests.probe
-    // The acquisition's write takes 400 ms: no probe is sent meanwhile.
+    // The acquisition's write takes 400 ms: no probe is sent meanwhile...
     let probesDuringWrite = Number.NaN
     store.script('replace', async () => {
       await clock.sleep(400)
@@ -83,10 +83,19 @@ describe('learning the store clock at start', () => {
     })
     await invoke()
     expect(probesDuringWrite).toBe(0)
-    // ...and they go on afterwards, within INIT's budget.
+    // ...nor afterwards, within what would have been INIT's budget: only a token awaited probes.
     await clock.advance(1_600)
-    expect(store.memory.requests.probe).toBeGreaterThan(probesAtInvoke)
-    expect(store.memory.requests.probe).toBeLessThanOrEqual(STARTUP_PROBES)
+    expect(store.memory.requests.probe).toBe(probesAtInvoke)
+  })
+
+  it('sends no probe in a cold start whose invocation begins at once and never reads its token', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    for (const released of [false, true]) {
+      const { clock, store, invoke } = coldStart({ released, readsToken: false })
+      await invoke()
+      await clock.advance(1_600)
+      expect(store.memory.requests.probe, released ? 'a released record' : 'no record yet').toBe(0)
+    }
   })
 
   it('lets a token awaited as soon as INIT is done probe at its own pace, not at INIT’s coarser one', async () => {

@@ -142,8 +142,9 @@ describe('the simulated world', () => {
 
   it('says why, before Lambda ends the invocation, when a release cannot reach a store the host is cut off from (I5)', async () => {
     // A partition starts as the handler returns: the release tries on, and Lambda ended the
-    // invocation with nothing logged until the release gave up shortly before its end.
-    const { violations, trace } = await simulate(scenarioOf(1414), { keepTrace: true })
+    // invocation with nothing logged until the release gave up shortly before its end. (Seed 1414
+    // showed it until INIT's probes ended at the first invocation, which changed its world.)
+    const { violations, trace } = await simulate(scenarioOf(40), { keepTrace: true })
     expect(violations).toEqual([])
     expect(
       trace.some((line) => /ERROR lock could not be released.*before the invocation's end/.test(line)),
