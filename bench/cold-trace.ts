@@ -74,6 +74,10 @@ async function main(): Promise<void> {
     }
   }
   for (const [id, list] of runs) report(id, list)
+  if (process.env.TRACE_PROFILE_DIR) {
+    const { writeFile } = await import('node:fs/promises')
+    await writeFile(`${process.env.TRACE_PROFILE_DIR}/runs.json`, JSON.stringify(Object.fromEntries(runs)))
+  }
   process.exit(0)
 }
 

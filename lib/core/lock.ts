@@ -36,6 +36,14 @@ import { AHEAD_OF_CLOCK_MS } from './token.js'
 const MAX_ROUNDS = 8
 /** Budget for store retries of calls that are not tied to a lease. */
 const READ_BUDGET_MS = 10_000
+/**
+ * A record read ahead (a Lambda's INIT) at most this long before the acquisition that writes over
+ * it chooses the token by the store's clock as that read was sent, as a read of the acquisition's
+ * own does: on demand, INIT and the first invocation come within it. A read older than this (an
+ * environment initialised ahead, as provisioned concurrency does, hours before) chooses it as
+ * the write is sent, so that W2's window, which starts at the read, does not grow with its age.
+ */
+export const READ_AHEAD_FRESH_MS = 2_000
 
 /** One acquisition attempt's ask, this lock's defaults applied. */
 interface Attempt {
@@ -275,7 +283,15 @@ export class Lock {
     }
     const ahead = await this.#session.takeReadAhead()
     attempt.signal?.throwIfAborted()
-    if (ahead) return { cached: ahead, found: foundIn(ahead) }
+    if (ahead) {
+      // Fresh, its read's send time chooses the token, as any read's does; older, the write's:
+      // W2's window runs from the read, and would grow with its age.
+      const fresh = this.#session.clock.now() - ahead.sentAt <= READ_AHEAD_FRESH_MS
+      return {
+        cached: ahead.snapshot,
+        found: { ...foundIn(ahead.snapshot), ...(fresh && { sentAt: ahead.sentAt }) },
+      }
+    }
     return { cached: undefined, found: await this.#session.read(attempt.budget, attempt.signal) }
   }
 
@@ -285,8 +301,8 @@ export class Lock {
    * has passed it) is paid by `lease.fencingToken()`, only where the token is used
    * (docs/guarantees.md, I2). Holding the lease back for that wait would let it be replaced or
    * force-released meanwhile, unseen. The token is chosen by the store's clock as it was when
-   * the read that found `snapshot` was sent (`readAt`; now, over our own last write or a record
-   * read ahead): the write lands only over what that read found, so every token handed out
+   * the read that found `snapshot` was sent (`readAt`, a fresh read ahead's included; now, over
+   * our own last write or an older read ahead): the write lands only over what that read found, so every token handed out
    * before is in it or was handed out before the read (W2 aside), and the read's round trip does
    * not add to the token's wait.
    */

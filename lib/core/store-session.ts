@@ -54,6 +54,12 @@ export interface ReadOutcome {
   readonly sentAt?: number
 }
 
+/** A free record read ahead of the first acquisition (`StoreSession.readAhead`), and when that read was sent. */
+export interface ReadAhead {
+  readonly snapshot: Snapshot
+  readonly sentAt: number
+}
+
 /** A write of ours that landed: while nobody else writes, it is what a read would find. */
 export interface OwnWrite {
   readonly record: LockRecord
@@ -108,7 +114,7 @@ export class StoreSession {
   readonly time: SessionTime
   #lastWrite: OwnWrite | undefined
   /** The read made ahead of the first acquisition (`readAhead`), until an acquisition takes it. */
-  #readAhead: Promise<Snapshot | undefined> | undefined
+  #readAhead: Promise<ReadAhead | undefined> | undefined
   /** A vanished object is recreated above it, never below. */
   #highestToken = 0
 
@@ -164,7 +170,8 @@ export class StoreSession {
    */
   readAhead(deadline: number): Promise<void> {
     const ahead = this.read(deadline).then(
-      ({ snapshot }) => (snapshot && this.time.isFree(snapshot) ? snapshot : undefined),
+      ({ snapshot, sentAt }) =>
+        snapshot && sentAt !== undefined && this.time.isFree(snapshot) ? { snapshot, sentAt } : undefined,
       () => undefined,
     )
     this.#readAhead = ahead
@@ -172,7 +179,7 @@ export class StoreSession {
   }
 
   /** The read made ahead (see `readAhead`), once: the first acquisition takes it, waiting if it is under way. */
-  takeReadAhead(): Promise<Snapshot | undefined> | undefined {
+  takeReadAhead(): Promise<ReadAhead | undefined> | undefined {
     const ahead = this.#readAhead
     this.#readAhead = undefined
     return ahead

@@ -54,6 +54,38 @@ describe('the token floor: a lock never hands out a token at or below one handed
     expect(token).toBeLessThanOrEqual(turn + 1)
   })
 
+  it("chooses the token over a record read ahead moments before (a Lambda's INIT) by the store's clock as that read was sent", async () => {
+    const { time, lock, put } = setup()
+    put({ token: 7 })
+    time.advance(300) // 300 ms past the store's second
+    const first = lock('a')
+    const sentAt = time.now
+    await first.readAhead()
+    time.advance(400) // INIT ends, the first invocation comes
+    const lease = await leaseOf(first.tryAcquire())
+    const token = await lease?.fencingToken()
+    // As after a read of its own: at most the turn of the second the read saw (sentAt - 300),
+    // not the write's 400 ms later.
+    const turn = sentAt - 300 + 1_000
+    expect(token).toBeGreaterThanOrEqual(turn)
+    expect(token).toBeLessThanOrEqual(turn + 1)
+  })
+
+  it('chooses the token over a record read ahead long before (provisioned concurrency) by the clock as the write is sent: W2 must not grow with its age', async () => {
+    const { time, lock, put } = setup()
+    put({ token: 7 })
+    time.advance(300)
+    const first = lock('a')
+    await first.readAhead()
+    time.advance(3_600_000) // an hour between INIT and the first invocation
+    const writtenAt = time.now
+    const lease = await leaseOf(first.tryAcquire())
+    const token = await lease?.fencingToken()
+    // The estimate loosened over the hour (drift allowed); the token is at least the store's
+    // time as the write was sent, not the hour-old read's.
+    expect(token).toBeGreaterThanOrEqual(writtenAt)
+  })
+
   it('refuses to follow a token more than 10 s ahead of the store clock, writing nothing, and names the repair', async () => {
     const { time, store, lock, put } = setup()
     const ahead = time.now + 60_000 // an outside writer's; reset refuses such tokens
