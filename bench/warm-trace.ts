@@ -14,6 +14,7 @@
  * ones. Times depend on the machine; the segments' sizes next to each other are the point.
  */
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { type DynamoDBEngine, dynamodbEngine, type S3Engine, s3Engine } from './engines.js'
 import { median } from './measure.js'
 import { type Contender, tick } from './peers/contender.js'
@@ -23,6 +24,19 @@ import { singletonOnDynamoDB, singletonOnS3 } from './peers/singleton.js'
 import { type Mark, startMarks, takeMarks, traced } from './trace/marks.js'
 
 const RUNS = Number(process.env.TRACE_RUNS ?? 200)
+/** TRACE_SHAPES=never,after-work,at-once: the handlers traced, each in a container per peer. */
+const SHAPES = (process.env.TRACE_SHAPES ?? 'never').split(',').map((token) => {
+  const shape = JOB_SHAPES.find((known) => known.token === token)
+  if (!shape) throw new Error(`TRACE_SHAPES: ${token} is none of never, after-work, at-once`)
+  return shape
+})
+/**
+ * TRACE_PERIOD_S=60: each container invoked once a round at a fixed phase (its slot, 1.5 s after
+ * the one before, 120 ms past a second), a round every so many seconds: a cron's cadence. The
+ * medians are then over runs 2 onwards. Unset: back to back, medians over the second half.
+ */
+const PERIOD_MS = Number(process.env.TRACE_PERIOD_S ?? 0) * 1_000
+const FROM = PERIOD_MS > 0 ? 1 : Math.floor(RUNS / 2)
 
 /** What each gap between two marks is, by the marks it lies between. */
 type WireMark = Extract<Mark['what'], 'call' | 'send' | 'answer' | 'return'>
@@ -70,19 +84,23 @@ async function main(): Promise<void> {
   ]
   const job = `trace-${randomUUID().slice(0, 8)}`
   process.env.AWS_LAMBDA_FUNCTION_NAME = job
-  const containers = peers.map((peer) => peer.container())
-  const runs = peers.map((): Map<string, number>[] => [])
-  const walls = peers.map((): number[] => [])
+  const slots = SHAPES.flatMap((shape) =>
+    peers.map((peer) => ({ shape, name: `${peer.name} (${shape.token})`, container: peer.container() })),
+  )
+  const runs = slots.map((): Map<string, number>[] => [])
+  const walls = slots.map((): number[] => [])
   // Each run its own tick: Powertools replays a tick it has seen.
   let second = Math.floor(Date.now() / 1_000)
+  const start = Math.ceil((Date.now() + 1_000) / 1_000) * 1_000
   for (let round = 0; round < RUNS; round++) {
-    for (const [i, container] of containers.entries()) {
+    for (const [i, { shape, container }] of slots.entries()) {
+      if (PERIOD_MS > 0) await sleep(Math.max(0, start + round * PERIOD_MS + i * 1_500 + 120 - Date.now()))
       startMarks()
       const startedAt = performance.now()
-      const run = await runJob(container, job, tick(second++), JOB_SHAPES[0])
+      const run = await runJob(container, `${job}-${shape.token}`, tick(second++), shape)
       const endedAt = performance.now()
       walls[i]?.push(run.addedMs)
-      if (round >= RUNS / 2) runs[i]?.push(segmentsOf(startedAt, endedAt, takeMarks()))
+      if (round >= FROM) runs[i]?.push(segmentsOf(startedAt, endedAt, takeMarks()))
     }
   }
   const names = [...new Set(runs.flatMap((list) => list.flatMap((segments) => [...segments.keys()])))]
@@ -92,7 +110,7 @@ async function main(): Promise<void> {
   ])
   rows.push([
     "added to the job (wall time minus the handler's), median",
-    ...walls.map((list) => median(list.slice(RUNS / 2)).toFixed(2)),
+    ...walls.map((list) => median(list.slice(FROM)).toFixed(2)),
   ])
   // A container's first runs are slower than its later ones (a new client's connection and the
   // SDK's caches, the JIT; lambda-singleton's also carry the probes of the store's clock its INIT
@@ -103,14 +121,14 @@ async function main(): Promise<void> {
     [10, 100],
     [100, RUNS],
   ] as const
-  for (const [from, to] of spans.filter(([from]) => from < RUNS)) {
+  for (const [from, to] of PERIOD_MS > 0 ? [] : spans.filter(([from]) => from < RUNS)) {
     const label = `added, median of runs ${from + 1}–${Math.min(to, RUNS)}`
     rows.push([label, ...walls.map((list) => median(list.slice(from, to)).toFixed(2))])
   }
   console.log(
-    `| segment, median ms over runs ${Math.ceil(RUNS / 2) + 1}–${RUNS} | ${peers.map((p) => p.name).join(' | ')} |`,
+    `| segment, median ms over runs ${FROM + 1}–${RUNS} | ${slots.map((slot) => slot.name).join(' | ')} |`,
   )
-  console.log(`| --- |${peers.map(() => ' --- |').join('')}`)
+  console.log(`| --- |${slots.map(() => ' --- |').join('')}`)
   for (const row of rows) console.log(`| ${row.join(' | ')} |`)
   process.exit(0)
 }

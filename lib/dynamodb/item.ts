@@ -29,6 +29,8 @@ export interface ItemLayout {
 export interface ReadItem {
   readonly body: string
   readonly etag: string
+  /** Set when the item does not read as JSON (a set, a binary value): `body` is then not JSON. */
+  readonly unrepresentable?: true
 }
 
 export function keyOf(layout: ItemLayout, key: string): Attributes {
@@ -92,18 +94,7 @@ export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
     return { body: toJson(inOrder(fields, RECORD_FIELDS)), etag }
   } catch (error) {
     if (!(error instanceof UnrepresentableError)) throw error
-    return { body: unrepresentable(fields, error), etag }
-  }
-}
-
-/** Whether `item` reads as JSON (`readItem`): no binary values, no sets. */
-export function readsAsJson(layout: ItemLayout, item: Attributes): boolean {
-  try {
-    toJson(withoutKey(layout, item))
-    return true
-  } catch (error) {
-    if (error instanceof UnrepresentableError) return false
-    throw error
+    return { body: unrepresentable(fields, error), etag, unrepresentable: true }
   }
 }
 

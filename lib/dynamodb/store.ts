@@ -33,7 +33,6 @@ import {
   keyOf,
   type ReadItem,
   readItem,
-  readsAsJson,
   VERSION_ATTRIBUTE,
   withoutKey,
 } from './item.js'
@@ -228,11 +227,11 @@ export class DynamoDBLockStore implements LockStore, LockKeyListing {
       const old = (call.output as { Attributes?: Attributes }).Attributes
       if (!old) throw this.#unexpected(key, 'UpdateItem', new Error('the answer carries no item (ALL_OLD)'))
       const written = takenItem(old, update)
-      if (!readsAsJson(this.#layout, old)) return this.#giveBack(key, old, written, options)
+      const previous = readItem(this.#layout, old)
+      if (previous.unrepresentable) return this.#giveBack(key, old, written, options)
       const { body, etag } = readItem(this.#layout, written)
       this.#remember(key, etag, written)
-      const previous = readItem(this.#layout, old).body
-      return { status: TakeStatus.Taken, body, etag, previous, ...call.date }
+      return { status: TakeStatus.Taken, body, etag, previous: previous.body, ...call.date }
     }
     if (call.kind === DynamoDBErrorKind.Conflict) {
       throw new LockStoreError(`${this.#request('UpdateItem', key)} met a transaction in progress`, {

@@ -107,8 +107,11 @@ function value(values: Record<string, AttributeValue>, name: string): AttributeV
  * as JavaScript spells it, for DynamoDB to refuse.
  */
 export function storedNumber(value: number): string {
-  if (!Number.isFinite(value)) return String(value)
-  let { unscaled, scale } = decimalOf(String(value))
+  const text = String(value)
+  // JavaScript spells a number without trailing zeros after its point and without a negative
+  // zero: only an exponent (from 1e21, below 1e-6) needs rewriting. Not finite: as it spells it.
+  if (!Number.isFinite(value) || !text.includes('e')) return text
+  let { unscaled, scale } = decimalOf(text)
   while (scale > 0 && unscaled % 10n === 0n) {
     unscaled /= 10n
     scale--

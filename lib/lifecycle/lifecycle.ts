@@ -97,9 +97,13 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
     const learn = async () => {
       const store = await this.#storeOf()
       // A key made from each event is not known yet: the clock is learnt on the default one. A
-      // store that takes a released lock in one request needs no read ahead: the first
-      // invocation's take is its one request.
-      if (named && !store.take) await (await this.#locks.lockFor(lockKey)).readAhead()
+      // known key's lock is made now, as the store is, so that the first invocation's time goes
+      // to its requests; a store that takes a released lock in one request needs no read ahead:
+      // the first invocation's take is its one request.
+      if (named) {
+        const lock = await this.#locks.lockFor(lockKey)
+        if (!store.take) await lock.readAhead()
+      }
       await learnStoreClock(store, lockKey, this.#clock, () => this.#invoked)
     }
     learn().catch(() => undefined)
