@@ -182,7 +182,10 @@ function decimalOf(text: string): string {
 export function sameJson(json: unknown, value: AttributeValue): boolean {
   if (value.S !== undefined) return json === value.S
   if (value.N !== undefined) {
-    if (json instanceof NumberText) return decimalOf(json.text) === decimalOf(value.N)
+    // The same digits say the same number; only another spelling needs the comparison by value
+    // (a store's own writes are spelled as DynamoDB answers them, so a read takes the first branch).
+    if (json instanceof NumberText)
+      return json.text === value.N || decimalOf(json.text) === decimalOf(value.N)
     return typeof json === 'number' && json === Number(value.N)
   }
   if (value.BOOL !== undefined) return json === value.BOOL

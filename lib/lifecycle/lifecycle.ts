@@ -44,6 +44,13 @@ const ACQUIRED_AT_UNCERTAINTY_MS = 1_000
  * of running at S3's GET price), where a renewal alone would tell only every third of the ttl.
  */
 export const REPLACEABLE_WATCH_MS = 5_000
+/**
+ * INIT's probes of the store's clock begin this long after it (ms), if no invocation has begun:
+ * a cold start's own invocation is handed over as INIT ends (a round trip to the Runtime API on
+ * the host), one made ahead of its invocations (provisioned concurrency, a start Lambda makes
+ * before it is needed) waits longer, and its first token then waits less for the probes.
+ */
+export const PROBES_AFTER_INIT_MS = 50
 
 /**
  * The run lifecycle behind every adapter (`singleton()` for Middy, `withSingleton()` for a plain
@@ -104,6 +111,10 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         const lock = await this.#locks.lockFor(lockKey)
         if (!store.take) await lock.readAhead()
       }
+      // A cold start's own invocation arrives as INIT ends: a probe sent now would be prepared
+      // and answered beside its requests, slowing them (DynamoDB's first, its take, came 12 ms
+      // later). Only an environment made ahead of its invocations probes.
+      await new Promise<void>((resolve) => this.#clock.schedule(PROBES_AFTER_INIT_MS, resolve))
       await learnStoreClock(store, lockKey, this.#clock, () => this.#invoked)
     }
     learn().catch(() => undefined)

@@ -3,6 +3,7 @@ import { PROBES_PER_TICK, STARTUP_PROBES } from '../../lib/core/clock-probe.js'
 import { RECORD_VERSION, serializeRecord } from '../../lib/core/record.js'
 import { withSingleton } from '../../lib/index.js'
 import { silentLogger } from '../../lib/lifecycle/logger.js'
+import { MemoryLockStore } from '../../lib/memory/index.js'
 import { lambdaContext } from '../support/lambda-context.js'
 import { ScriptedStore } from '../support/scripted-store.js'
 import { ManualClock } from '../support/sim-clock.js'
@@ -15,10 +16,13 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-function coldStart({ released = false, readsToken = true, phaseMs = 0 } = {}) {
+function coldStart({ released = false, readsToken = true, phaseMs = 0, takes = false } = {}) {
   // The store's Date counts whole seconds; INIT begins as a second begins (or phaseMs after).
   const clock = new ManualClock(1_800_000_000_000 + phaseMs)
-  const store = new ScriptedStore({ clock })
+  // A store that takes a released lock in one write (DynamoDB's) is the memory store itself.
+  const store = takes
+    ? { memory: new MemoryLockStore({ clock, clockResolutionMs: 1_000, takes }) }
+    : new ScriptedStore({ clock })
   // The record an earlier run released, as a cron's lock is between two runs.
   if (released)
     store.memory.putRaw(
@@ -32,7 +36,13 @@ function coldStart({ released = false, readsToken = true, phaseMs = 0 } = {}) {
       if (readsToken) await context.singleton.fencingToken()
       waitedMs = clock.now() - asked
     },
-    { store, clock, key: 'nightly', logger: silentLogger, metrics: false },
+    {
+      store: 'script' in store ? store : store.memory,
+      clock,
+      key: 'nightly',
+      logger: silentLogger,
+      metrics: false,
+    },
   )
   const invoke = () => clock.run(handler({}, lambdaContext({ clock })))
   return { clock, store, invoke, waited: () => waitedMs }
@@ -95,6 +105,28 @@ describe('learning the store clock at start', () => {
       await invoke()
       await clock.advance(1_600)
       expect(store.memory.requests.probe, released ? 'a released record' : 'no record yet').toBe(0)
+    }
+  })
+
+  it('leaves a cold start’s own invocation, which Lambda hands over as INIT ends, to run without a probe beside it', async () => {
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'nightly')
+    // S3's store reads the lock during INIT; DynamoDB's takes it in the invocation's one request,
+    // and so asks the store the time at once.
+    for (const [released, takes] of [
+      [false, false],
+      [true, false],
+      [true, true],
+    ]) {
+      const { clock, store, invoke } = coldStart({ released, readsToken: false, takes })
+      // The runtime asks for the event that caused the start (the Runtime API's next): a round
+      // trip on the host, during which INIT's promises run on.
+      await clock.advance(2)
+      await invoke()
+      await clock.advance(1_600)
+      expect(
+        store.memory.requests.probe,
+        `${released ? 'released' : 'no record'}, ${takes ? 'takes' : 'reads'}`,
+      ).toBe(0)
     }
   })
 
