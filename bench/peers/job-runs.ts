@@ -183,10 +183,12 @@ async function newProcesses(
 /**
  * Runs `task` in a new Node.js process, through tsx as the bench itself runs: lambda-singleton
  * from its source, or, with BENCH_COLD_BUILT=1, as built (dist/, after `npm run build`), as a
- * user's function loads it.
+ * user's function loads it. BENCH_NODE_FLAGS: flags for those processes' node (`--no-lazy`
+ * compiles every function as it loads, which shows what a cold run's lazy compilation costs).
  */
 export function inNewProcess(task: NewProcessTask): Promise<ProcessRun> {
   const args = [
+    ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
     ...(process.env.BENCH_COLD_BUILT === '1' ? [] : ['--conditions=lambda-singleton-source']),
     '--import',
     'tsx',
