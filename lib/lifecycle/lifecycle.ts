@@ -112,8 +112,8 @@ export class SingletonLifecycle<TEvent, TContext extends InvocationContext> {
         if (!store.take) await lock.readAhead()
       }
       // A cold start's own invocation arrives as INIT ends: a probe sent now would be prepared
-      // and answered beside its requests, slowing them (DynamoDB's first, its take, came 12 ms
-      // later). Only an environment made ahead of its invocations probes.
+      // and answered beside its requests, slowing them (on DynamoDB, whose first is the take, the
+      // run added 15 ms more). Only an environment made ahead of its invocations probes.
       await new Promise<void>((resolve) => this.#clock.schedule(PROBES_AFTER_INIT_MS, resolve))
       await learnStoreClock(store, lockKey, this.#clock, () => this.#invoked)
     }

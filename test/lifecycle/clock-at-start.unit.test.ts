@@ -19,13 +19,13 @@ afterEach(() => {
 function coldStart({ released = false, readsToken = true, phaseMs = 0, takes = false } = {}) {
   // The store's Date counts whole seconds; INIT begins as a second begins (or phaseMs after).
   const clock = new ManualClock(1_800_000_000_000 + phaseMs)
-  // A store that takes a released lock in one write (DynamoDB's) is the memory store itself.
-  const store = takes
-    ? { memory: new MemoryLockStore({ clock, clockResolutionMs: 1_000, takes }) }
-    : new ScriptedStore({ clock })
+  const store = new ScriptedStore({ clock })
+  // A store that takes a released lock in one write (DynamoDB's): the memory store itself.
+  const taking = takes ? new MemoryLockStore({ clock, clockResolutionMs: 1_000, takes }) : undefined
+  const memory = taking ?? store.memory
   // The record an earlier run released, as a cron's lock is between two runs.
   if (released)
-    store.memory.putRaw(
+    memory.putRaw(
       'locks/nightly',
       serializeRecord({ v: RECORD_VERSION, token: 7, expires_at: 0, owner: 'earlier' }),
     )
@@ -37,7 +37,7 @@ function coldStart({ released = false, readsToken = true, phaseMs = 0, takes = f
       waitedMs = clock.now() - asked
     },
     {
-      store: 'script' in store ? store : store.memory,
+      store: taking ?? store,
       clock,
       key: 'nightly',
       logger: silentLogger,
@@ -45,7 +45,7 @@ function coldStart({ released = false, readsToken = true, phaseMs = 0, takes = f
     },
   )
   const invoke = () => clock.run(handler({}, lambdaContext({ clock })))
-  return { clock, store, invoke, waited: () => waitedMs }
+  return { clock, store, memory, invoke, waited: () => waitedMs }
 }
 
 describe('learning the store clock at start', () => {
@@ -117,14 +117,14 @@ describe('learning the store clock at start', () => {
       [true, false],
       [true, true],
     ]) {
-      const { clock, store, invoke } = coldStart({ released, readsToken: false, takes })
+      const { clock, memory, invoke } = coldStart({ released, readsToken: false, takes })
       // The runtime asks for the event that caused the start (the Runtime API's next): a round
       // trip on the host, during which INIT's promises run on.
       await clock.advance(2)
       await invoke()
       await clock.advance(1_600)
       expect(
-        store.memory.requests.probe,
+        memory.requests.probe,
         `${released ? 'released' : 'no record'}, ${takes ? 'takes' : 'reads'}`,
       ).toBe(0)
     }
