@@ -50,7 +50,7 @@ export const REPLACEABLE_WATCH_MS = 5_000
  * the host), one made ahead of its invocations (provisioned concurrency, a start Lambda makes
  * before it is needed) waits longer, and its first token then waits less for the probes.
  */
-export const PROBES_AFTER_INIT_MS = 50
+const PROBES_AFTER_INIT_MS = 50
 
 /**
  * The run lifecycle behind every adapter (`singleton()` for Middy, `withSingleton()` for a plain
