@@ -136,6 +136,9 @@ function valueJson(value: AttributeValue, path: string): string {
 
 /** DynamoDB's own number text, which is JSON's grammar but for a bare leading or trailing dot. */
 function numberJson(text: string, path: string): string {
+  // JavaScript's own spelling of a finite number is JSON (a store's numbers mostly are), no pattern needed.
+  const number = Number(text)
+  if (Number.isFinite(number) && String(number) === text) return text
   if (JSON_NUMBER.test(text)) return text
   const fixed = text.replace(/^(-?)\./, '$10.').replace(/\.(?=$|[eE])/, '')
   if (JSON_NUMBER.test(fixed)) return fixed

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
 import type { Attributes } from './attributes.js'
 
@@ -7,10 +7,20 @@ import type { Attributes } from './attributes.js'
  * members) in: two reads give one digest exactly when the items are equal.
  */
 export function digestItem(attributes: Attributes): string {
-  return createHash('sha256')
-    .update(JSON.stringify(canonicalMap(attributes)))
-    .digest('base64url')
-    .slice(0, 32)
+  // The one-shot hash, not createHash: a new process's first createHash('sha256') takes about
+  // twice as long (0.9 against 0.5 ms here), and a cold take names the item it wrote by this.
+  return hash('sha256', JSON.stringify(canonicalMap(attributes)), 'base64url').slice(0, 32)
+}
+
+/**
+ * A digest of an item JSON can express, from what it reads as: `body`, its fields as `readItem`
+ * orders them (JSON that says every field's type and digits, whatever order DynamoDB listed them
+ * in), and `own`, the store's attributes beside them (version, text). Two such items give one
+ * digest exactly when they are equal, as `digestItem` does, without a second walk of the item.
+ */
+export function digestRead(body: string, own: readonly (AttributeValue | undefined)[]): string {
+  const attributes = own.map((value) => (value === undefined ? null : canonical(value)))
+  return hash('sha256', JSON.stringify([attributes, body]), 'base64url').slice(0, 32)
 }
 
 type Canonical = string | boolean | null | Canonical[]

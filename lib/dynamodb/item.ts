@@ -10,7 +10,7 @@ import {
   typeName,
   UnrepresentableError,
 } from './attributes.js'
-import { digestItem } from './digest.js'
+import { digestItem, digestRead } from './digest.js'
 
 /** Attribute names the store keeps for itself next to the record's fields. */
 export const VERSION_ATTRIBUTE = 'lock_version'
@@ -89,11 +89,13 @@ export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
   const text = item[BODY_ATTRIBUTE]?.S
   if (version !== undefined && text !== undefined && describes(text, fields))
     return { body: text, etag: version }
-  const etag = `${DIGEST_ETAG_PREFIX}${digestItem(withoutKey(layout, item))}`
   try {
-    return { body: toJson(inOrder(fields, RECORD_FIELDS)), etag }
+    const body = toJson(inOrder(fields, RECORD_FIELDS))
+    const own = [item[VERSION_ATTRIBUTE], item[BODY_ATTRIBUTE]]
+    return { body, etag: `${DIGEST_ETAG_PREFIX}${digestRead(body, own)}` }
   } catch (error) {
     if (!(error instanceof UnrepresentableError)) throw error
+    const etag = `${DIGEST_ETAG_PREFIX}${digestItem(withoutKey(layout, item))}`
     return { body: unrepresentable(fields, error), etag, unrepresentable: true }
   }
 }

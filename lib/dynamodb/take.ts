@@ -125,6 +125,10 @@ export function storedNumber(value: number): string {
  * DynamoDB Local keeps (`5.50`, set by an UpdateItem), the sum is what Local answers (`6.50`).
  */
 export function plusOne(text: string): string {
+  // A whole number JavaScript spells the same way and can count past exactly (every token and
+  // run): its own sum, without a BigInt or a pattern on a cold start's path.
+  const number = Number(text)
+  if (Number.isSafeInteger(number + 1) && String(number) === text) return String(number + 1)
   const { unscaled, scale } = decimalOf(text)
   const sumScale = Math.max(scale, 0)
   return plainText({

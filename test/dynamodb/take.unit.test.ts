@@ -72,6 +72,13 @@ describe('the UpdateItem of a take', () => {
     ['1e21', '1000000000000000000001'],
     ['1.5E+2', '151'],
     ['5.50', '6.50'],
+    // Past what a double counts exactly, and spellings a double would change: the sum stays exact.
+    ['9007199254740991', '9007199254740992'],
+    ['9007199254740992', '9007199254740993'],
+    ['12345678901234567890123', '12345678901234567890124'],
+    ['007', '8'],
+    ['-0', '1'],
+    ['1796302827001', '1796302827002'],
   ])('adds one to %s as DynamoDB does: %s', (text, sum) => {
     expect(plusOne(text)).toBe(sum)
   })
