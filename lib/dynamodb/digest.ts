@@ -7,8 +7,9 @@ import type { Attributes } from './attributes.js'
  * members) in: two reads give one digest exactly when the items are equal.
  */
 export function digestItem(attributes: Attributes): string {
-  // The one-shot hash, not createHash: a new process's first createHash('sha256') takes about
-  // twice as long (0.9 against 0.5 ms here), and a cold take names the item it wrote by this.
+  // The one-shot hash (here and in digestRead), not createHash: a new process's first
+  // createHash('sha256') takes about twice as long (0.9 against 0.5 ms here), and a cold take's
+  // digest of the item it wrote is the first hash of its process.
   return hash('sha256', JSON.stringify(canonicalMap(attributes)), 'base64url').slice(0, 32)
 }
 

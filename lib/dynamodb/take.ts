@@ -125,8 +125,8 @@ export function storedNumber(value: number): string {
  * DynamoDB Local keeps (`5.50`, set by an UpdateItem), the sum is what Local answers (`6.50`).
  */
 export function plusOne(text: string): string {
-  // A whole number JavaScript spells the same way and can count past exactly (every token and
-  // run): its own sum, without a BigInt or a pattern on a cold start's path.
+  // A whole number spelled as JavaScript spells it, whose sum is still exact in a double (every
+  // token and run): JavaScript's own sum, without a BigInt or a pattern on a cold start's path.
   const number = Number(text)
   if (Number.isSafeInteger(number + 1) && String(number) === text) return String(number + 1)
   const { unscaled, scale } = decimalOf(text)
