@@ -3,7 +3,7 @@
 // was written. forceRelease (force-release.ts), reset (reset.ts), and the schedule's pause and
 // resume (lib/schedule/pause-writes.ts) are made of it.
 import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
-import { type EndedByOperatorRecord, type LockRecord, serializeRecord } from './record.js'
+import { canonicalJson, type EndedByOperatorRecord, type LockRecord, serializeRecord } from './record.js'
 import { WriteStatus } from './store.js'
 import type { Snapshot, StoreSession } from './store-session.js'
 
@@ -109,9 +109,9 @@ export function changed(key: string, what: string, status: string): LockConflict
   return refused(key, `the lock changed while being ${what} (${status})`, ConflictReason.Changed)
 }
 
-/** Equal as stored (records are read back from the JSON this library wrote, in its key order). */
+/** Equal as stored: the same JSON, whatever order each one's maps were built in. */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b)
+  return canonicalJson(a) === canonicalJson(b)
 }
 
 export function refused(key: string, message: string, reason: ConflictReason): LockConflictError {

@@ -262,10 +262,30 @@ export function nestingDepth(value: unknown, limit: number): number {
 /**
  * The record as stored. Its version follows from what it carries: 2 while paused, so that a
  * reader that does not know pausing refuses it; 1 otherwise, so that every reader may rewrite it.
+ * One record has one spelling, however it was built: its own fields in `RECORD_FIELDS` order,
+ * then the others by name, and every map's by name. A store that keeps fields rather than bytes
+ * (DynamoDB's) reads that spelling back from the fields alone, so it need not keep the text too,
+ * and the core still knows its own write by its bytes.
  */
 export function serializeRecord(record: LockRecord): string {
   const v = record.paused === undefined ? RECORD_VERSION : PAUSED_RECORD_VERSION
-  return JSON.stringify({ ...record, v })
+  return JSON.stringify(inOrder({ ...record, v }, RECORD_FIELDS))
+}
+
+/** `map` with `first`'s names (those present) first, then the others by name; maps within by name. */
+function inOrder(map: { readonly [name: string]: unknown }, first: readonly string[] = []): object {
+  const rest = Object.keys(map)
+    .filter((name) => !first.includes(name))
+    .sort()
+  const names = [...first.filter((name) => Object.hasOwn(map, name)), ...rest]
+  // fromEntries, not assignment: a field named "__proto__" must stay a field.
+  return Object.fromEntries(names.map((name) => [name, valueInOrder(map[name])]))
+}
+
+function valueInOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(valueInOrder)
+  if (typeof value === 'object' && value !== null) return inOrder(value as { [name: string]: unknown })
+  return value
 }
 
 /**
@@ -296,25 +316,19 @@ export function rebaseOnOperatorWrite(
   const rest = (record: LockRecord) => {
     const others: Record<string, unknown> = { ...record }
     for (const field of ['v', ...OPERATOR_FIELDS]) delete others[field]
-    return canonical(others)
+    return canonicalJson(others)
   }
   if (rest(base) !== rest(current)) return undefined
   const changed: Record<string, unknown> = {}
   for (const field of OPERATOR_FIELDS) {
-    if (canonical(base[field]) !== canonical(current[field])) changed[field] = current[field] ?? null
+    if (canonicalJson(base[field]) !== canonicalJson(current[field])) changed[field] = current[field] ?? null
   }
   return withFields(next, changed)
 }
 
-/** A value as JSON with every object's keys sorted, so equal records compare equal. */
-function canonical(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, item: unknown) =>
-      typeof item === 'object' && item !== null && !Array.isArray(item)
-        ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : item,
-    ) ?? 'undefined'
-  )
+/** A value as JSON with every map's names by name, so equal values compare equal however built. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(valueInOrder(value)) ?? 'undefined'
 }
 
 /** The largest `state` a checkpoint may store, leaving room for the record's own fields. */

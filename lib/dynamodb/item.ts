@@ -48,9 +48,12 @@ function reserved(layout: ItemLayout): Set<string> {
 
 /**
  * The item to write for `body`: the record's fields as native attributes (readable and
- * queryable in the console), a fresh version, and the body's own text. The text is kept because
- * DynamoDB keeps neither the order of fields nor the spelling of numbers, and the core recognises
- * a write of its own by reading back the very bytes it wrote.
+ * queryable in the console) and a fresh version. DynamoDB keeps neither the order of fields nor
+ * the spelling of numbers, and the core recognises a write of its own by reading back the very
+ * bytes it wrote: so the body's text is kept beside them (`lock_body`) unless the attributes
+ * read back as it (`readItem`), as a record the core wrote does (`serializeRecord`'s order,
+ * numbers as JavaScript spells them, which DynamoDB keeps). Without it the item is half the
+ * size, in write units and on the wire, and its etag is a digest, as `readItem` names it.
  * Throws `UnrepresentableError` when the body cannot be stored as it is.
  */
 export function itemFor(layout: ItemLayout, key: string, body: string): { item: Attributes; etag: string } {
@@ -59,23 +62,39 @@ export function itemFor(layout: ItemLayout, key: string, body: string): { item: 
   for (const name of Object.keys(fields)) {
     if (taken.has(name)) throw new UnrepresentableError(`the field "${name}" is an attribute the store uses`)
   }
-  const version = randomUUID()
-  return {
-    item: {
-      ...fields,
-      ...keyOf(layout, key),
-      [VERSION_ATTRIBUTE]: { S: version },
-      [BODY_ATTRIBUTE]: { S: body },
-    },
-    etag: version,
-  }
+  const version: AttributeValue = { S: randomUUID() }
+  const item = { ...fields, ...keyOf(layout, key), [VERSION_ATTRIBUTE]: version }
+  if (readsBackAs(fields, body))
+    return { item, etag: `${DIGEST_ETAG_PREFIX}${digestRead(body, [version, undefined])}` }
+  return { item: { ...item, [BODY_ATTRIBUTE]: { S: body } }, etag: version.S as string }
+}
+
+/** Whether `fields`, as DynamoDB will answer them, read back as `body` (`readItem`'s reading). */
+function readsBackAs(fields: Attributes, body: string): boolean {
+  return spelledAsStored(Object.values(fields)) && toJson(inOrder(fields, RECORD_FIELDS)) === body
 }
 
 /**
- * What the core sees of an item. An item as this store wrote it reads back as its body text,
- * named by its version. Anything else (written or edited by someone else, so that its fields
- * and its text disagree, or taken by an UpdateItem, which leaves no text) is read from its
- * attributes and named by a digest of all of them, so every outside change shows as a new etag.
+ * Whether every number in `values` is spelled as DynamoDB answers it: as JavaScript spells it,
+ * without an exponent (DynamoDB drops trailing zeros and a negative zero's sign, and writes plain
+ * digits). Any other spelling keeps its text, which is what is read then.
+ */
+function spelledAsStored(values: readonly AttributeValue[]): boolean {
+  for (const value of values) {
+    if (value.N !== undefined && (value.N.includes('e') || String(Number(value.N)) !== value.N)) return false
+    if (value.M !== undefined && !spelledAsStored(Object.values(value.M))) return false
+    if (value.L !== undefined && !spelledAsStored(value.L)) return false
+  }
+  return true
+}
+
+/**
+ * What the core sees of an item. An item with a text that describes its fields (`lock_body`,
+ * kept by `itemFor` for a body its fields would not spell back) reads as that text, named by its
+ * version. Any other (a record the core wrote, which needs no text; one taken by an UpdateItem,
+ * which removes it; one written or edited by someone else, so that its fields and its text
+ * disagree) is read from its attributes and named by a digest of all of them, its version
+ * included: every write of this store and every outside change shows as a new etag.
  * Its body lists the record's own fields in `RECORD_FIELDS` order, then the others, and every
  * map's, by name: DynamoDB lists an item's attributes in an order of its own, which a write that
  * adds or removes one can change (DynamoDB Local's does), and one item must give one body.

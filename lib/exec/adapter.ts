@@ -58,11 +58,10 @@ export function realWorld(signals: SignalSource): ExecWorld {
   return {
     clock: systemClock,
     signals,
-    start: (err) => (argv, env) => {
-      const group = new ProcessGroup(argv, env)
-      if (!warned) warned = warnShortfall(group.shortfall, err)
-      return group
-    },
+    start: (err) => (argv, env) =>
+      new ProcessGroup(argv, env, (shortfall) => {
+        if (!warned) warned = warnShortfall(shortfall, err)
+      }),
     runId: () => `${process.pid}-${randomUUID().slice(0, 8)}`,
     locate: (program) => locateProgram(program),
   }

@@ -88,10 +88,19 @@ export class ProcessGroup implements CommandGroup {
   readonly shortfall: Shortfall
   readonly #watchdog: ChildProcess | undefined
 
-  constructor(argv: readonly [string, ...string[]], env: NodeJS.ProcessEnv) {
+  /**
+   * Starts `argv` in a group of its own. `beforeStart` hears what is missing before anything is
+   * spawned: a warning written after the spawn may never be, if the wrapper is killed at once.
+   */
+  constructor(
+    argv: readonly [string, ...string[]],
+    env: NodeJS.ProcessEnv,
+    beforeStart?: (shortfall: Shortfall) => void,
+  ) {
     const setpriv = process.platform === 'linux' ? findSetpriv(env.PATH) : undefined
     const shell = existsSync(SHELL)
     this.shortfall = { setpriv: setpriv === undefined, shell: !shell }
+    beforeStart?.(this.shortfall)
     this.#watchdog = shell ? startWatchdog() : undefined
     const [program, ...args] = setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...argv] : argv
     let child: ChildProcess

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { nextRun } from '../../lib/core/record.js'
+import { nextRun, serializeRecord } from '../../lib/core/record.js'
 import { MAX_RECORD_BYTES, parseRecord } from '../../lib/extend.js'
 import { LockCorruptedError } from '../../lib/index.js'
 
@@ -103,5 +103,56 @@ describe('nextRun: the run count an acquisition writes', () => {
   it('starts again at 1 past the largest safe integer, which a record may not hold', () => {
     expect(nextRun({ ...valid, run: Number.MAX_SAFE_INTEGER - 1 })).toBe(Number.MAX_SAFE_INTEGER)
     expect(nextRun({ ...valid, run: Number.MAX_SAFE_INTEGER })).toBe(1)
+  })
+})
+
+describe('serializeRecord: the bytes a record is stored as', () => {
+  it('spells one record one way, whatever order its fields and their maps were set in', () => {
+    const a = serializeRecord({
+      ...valid,
+      history: [{ token: 2, at: 1.5, outcome: 'completed' } as never],
+      state: { b: [{ y: 1, x: 2 }], a: 'first' },
+      zeta: 1,
+      alpha: { d: 4, c: 3 },
+    })
+    const b = serializeRecord({
+      alpha: { c: 3, d: 4 },
+      zeta: 1,
+      state: { a: 'first', b: [{ x: 2, y: 1 }] },
+      history: [{ outcome: 'completed', at: 1.5, token: 2 } as never],
+      owner: 'a',
+      expires_at: 1_740_151_473.206,
+      token: 3,
+      v: 1,
+    })
+    expect(b).toBe(a)
+  })
+
+  it("lists the record format's own fields in their order, then the others by name, and every map's by name", () => {
+    const text = serializeRecord({
+      z: 0,
+      history: [],
+      owner: 'a',
+      a: { y: 1, x: [{ q: 1, p: 2 }] },
+      token: 3,
+      expires_at: 0,
+      v: 1,
+    })
+    expect(text).toBe(
+      '{"v":1,"token":3,"expires_at":0,"owner":"a","history":[],"a":{"x":[{"p":2,"q":1}],"y":1},"z":0}',
+    )
+  })
+
+  it('writes the version its fields call for, and leaves out what JSON leaves out', () => {
+    const paused = serializeRecord({ ...valid, paused: { by: 'op', at: 1 }, gone: undefined } as never)
+    expect(JSON.parse(paused)).toEqual({ ...valid, v: 2, paused: { at: 1, by: 'op' } })
+    expect(paused).not.toContain('gone')
+  })
+
+  it('keeps a field named __proto__ as a field, at the top and within', () => {
+    const body = JSON.parse('{"v":1,"token":3,"expires_at":0,"owner":"a","__proto__":{"__proto__":1}}')
+    expect(serializeRecord(body)).toBe(
+      '{"v":1,"token":3,"expires_at":0,"owner":"a","__proto__":{"__proto__":1}}',
+    )
   })
 })

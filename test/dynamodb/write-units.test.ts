@@ -42,16 +42,40 @@ async function writeUnitsOf(runs: number, historySize?: number, functionName?: s
 }
 
 describe('what a run writes to DynamoDB, in write units', () => {
-  it('costs four units a write once the record holds its default ten runs of history', async () => {
+  it('costs two units a write once the record holds its default ten runs of history', async () => {
     const units = await writeUnitsOf(12)
     expect(units).toHaveLength(24) // an acquisition and a release a run
     expect(units.slice(0, 2)).toEqual([1, 1]) // a first run: no history yet
-    expect(units.slice(-4)).toEqual([4, 4, 4, 4]) // ten runs of history, as text and as attributes
+    expect(units.slice(-4)).toEqual([2, 2, 2, 2]) // ten runs of history, as attributes alone (no lock_body)
   })
 
-  it('costs five with the longest function name Lambda takes (64 characters), in every owner', async () => {
+  it('costs three with the longest function name Lambda takes (64 characters), in every owner', async () => {
     const units = await writeUnitsOf(12, undefined, 'a'.repeat(64))
-    expect(units.slice(-4)).toEqual([5, 5, 5, 5])
+    expect(units.slice(-4)).toEqual([3, 3, 3, 3])
+  })
+
+  it("costs a new container's take (an UpdateItem, billed by the item) two units too", async () => {
+    await writeUnitsOf(12, undefined, 'cold')
+    const counting = testDynamoDBClient()
+    const units: [string, number][] = []
+    onConsumedCapacity(counting, (operation, consumed) => units.push([operation, consumed ?? Number.NaN]))
+    const handler = withSingleton(async () => 'done', {
+      store: new DynamoDBLockStore({ client: counting, tableName }),
+      key: 'units-default-4',
+      logger: false,
+      metrics: false,
+    })
+    await handler(
+      schedulerEvent(new Date(Date.UTC(2030, 0, 2)).toISOString()),
+      lambdaContext({ functionName: 'cold' }),
+    )
+    counting.destroy()
+    // The take, its raise and the release; no probe is sent when no token is read.
+    expect(units).toEqual([
+      ['UpdateItem', 2],
+      ['PutItem', 2],
+      ['PutItem', 2],
+    ])
   })
 
   it('costs one unit a write with no history kept (historySize: 0)', async () => {
