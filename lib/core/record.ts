@@ -269,7 +269,15 @@ export function nestingDepth(value: unknown, limit: number): number {
  */
 export function serializeRecord(record: LockRecord): string {
   const v = record.paused === undefined ? RECORD_VERSION : PAUSED_RECORD_VERSION
-  return JSON.stringify(inOrder({ ...record, v }, RECORD_FIELDS))
+  return recordJson({ ...record, v })
+}
+
+/**
+ * `fields` spelled as `serializeRecord` spells a record, its version as it is: a store that
+ * keeps fields rather than bytes can tell by it whether a body is in that one spelling.
+ */
+export function recordJson(fields: { readonly [name: string]: unknown }): string {
+  return JSON.stringify(inOrder(fields, RECORD_FIELDS))
 }
 
 /** `map` with `first`'s names (those present) first, then the others by name; maps within by name. */

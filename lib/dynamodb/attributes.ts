@@ -56,6 +56,51 @@ export function toAttributes(body: string): Attributes {
 }
 
 /**
+ * The attributes for a parsed JSON object, or undefined where it holds anything `toAttributes`
+ * would have to judge (a number JavaScript spells with an exponent, a name or string DynamoDB
+ * cannot hold, nesting too deep): for a body known to be JavaScript's own spelling of `object`,
+ * whose numbers are then exact as doubles, without a second parse that keeps their digits.
+ */
+export function plainAttributes(object: { readonly [name: string]: unknown }): Attributes | undefined {
+  return plainMap(object, 1)
+}
+
+function plainMap(object: { readonly [name: string]: unknown }, depth: number): Attributes | undefined {
+  const entries: [string, AttributeValue][] = []
+  for (const name of Object.keys(object)) {
+    if (name.length === 0 || LONE_SURROGATE.test(name)) return undefined
+    const value = plainValue(object[name], depth)
+    if (value === undefined) return undefined
+    entries.push([name, value])
+  }
+  // fromEntries, not assignment: a field named "__proto__" must stay a field.
+  return Object.fromEntries(entries)
+}
+
+function plainValue(value: unknown, depth: number): AttributeValue | undefined {
+  if (value === null) return { NULL: true }
+  if (typeof value === 'boolean') return { BOOL: value }
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? undefined : { S: value }
+  if (typeof value === 'number') {
+    // Without an exponent, a double's spelling is within DynamoDB's range and digits.
+    const text = String(value)
+    return Number.isFinite(value) && !text.includes('e') ? { N: text } : undefined
+  }
+  if (depth + 1 > MAX_ITEM_DEPTH || typeof value !== 'object') return undefined
+  if (Array.isArray(value)) {
+    const items: AttributeValue[] = []
+    for (const item of value) {
+      const converted = plainValue(item, depth + 1)
+      if (converted === undefined) return undefined
+      items.push(converted)
+    }
+    return { L: items }
+  }
+  const map = plainMap(value as { readonly [name: string]: unknown }, depth + 1)
+  return map && { M: map }
+}
+
+/**
  * Why DynamoDB cannot hold `value` exactly as the attribute `name` (a number outside its range,
  * nesting too deep, an empty map key, a lone surrogate), or undefined when it can.
  */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
-import { RECORD_FIELDS } from '../core/record.js'
+import { RECORD_FIELDS, recordJson } from '../core/record.js'
 import {
   type Attributes,
   parseExact,
+  plainAttributes,
   sameObject,
   toAttributes,
   toJson,
@@ -50,42 +51,41 @@ function reserved(layout: ItemLayout): Set<string> {
  * The item to write for `body`: the record's fields as native attributes (readable and
  * queryable in the console) and a fresh version. DynamoDB keeps neither the order of fields nor
  * the spelling of numbers, and the core recognises a write of its own by reading back the very
- * bytes it wrote: so the body's text is kept beside them (`lock_body`) unless the attributes
- * read back as it (`readItem`), as a record the core wrote does (`serializeRecord`'s order,
- * numbers as JavaScript spells them, which DynamoDB keeps). Without it the item is half the
- * size, in write units and on the wire, and its etag is a digest, as `readItem` names it.
+ * bytes it wrote: so the body's text is kept beside them (`lock_body`) unless the body is a
+ * record in the core's one spelling (`recordFields`), which its attributes read back as
+ * (`readItem`). Without it the item is half the size, in write units and on the wire, and its
+ * etag is a digest, as `readItem` names it.
  * Throws `UnrepresentableError` when the body cannot be stored as it is.
  */
 export function itemFor(layout: ItemLayout, key: string, body: string): { item: Attributes; etag: string } {
-  const fields = toAttributes(body)
+  const plain = recordFields(body)
+  const fields = plain ?? toAttributes(body)
   const taken = reserved(layout)
   for (const name of Object.keys(fields)) {
     if (taken.has(name)) throw new UnrepresentableError(`the field "${name}" is an attribute the store uses`)
   }
   const version: AttributeValue = { S: randomUUID() }
   const item = { ...fields, ...keyOf(layout, key), [VERSION_ATTRIBUTE]: version }
-  if (readsBackAs(fields, body))
-    return { item, etag: `${DIGEST_ETAG_PREFIX}${digestRead(body, [version, undefined])}` }
+  if (plain) return { item, etag: `${DIGEST_ETAG_PREFIX}${digestRead(body, [version, undefined])}` }
   return { item: { ...item, [BODY_ATTRIBUTE]: { S: body } }, etag: version.S as string }
 }
 
-/** Whether `fields`, as DynamoDB will answer them, read back as `body` (`readItem`'s reading). */
-function readsBackAs(fields: Attributes, body: string): boolean {
-  return spelledAsStored(Object.values(fields)) && toJson(inOrder(fields, RECORD_FIELDS)) === body
-}
-
 /**
- * Whether every number in `values` is spelled as DynamoDB answers it: as JavaScript spells it,
- * without an exponent (DynamoDB drops trailing zeros and a negative zero's sign, and writes plain
- * digits). Any other spelling keeps its text, which is what is read then.
+ * The attributes of `body` when it is a record in the core's one spelling (`recordJson`), which
+ * `readItem` reads back from them byte for byte: its fields in that order, every map's by name,
+ * numbers as JavaScript spells them without an exponent (as DynamoDB answers them: it drops
+ * trailing zeros and a negative zero's sign, and writes plain digits). Undefined for any other.
  */
-function spelledAsStored(values: readonly AttributeValue[]): boolean {
-  for (const value of values) {
-    if (value.N !== undefined && (value.N.includes('e') || String(Number(value.N)) !== value.N)) return false
-    if (value.M !== undefined && !spelledAsStored(Object.values(value.M))) return false
-    if (value.L !== undefined && !spelledAsStored(value.L)) return false
+function recordFields(body: string): Attributes | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return undefined
   }
-  return true
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
+  const object = parsed as { readonly [name: string]: unknown }
+  return recordJson(object) === body ? plainAttributes(object) : undefined
 }
 
 /**

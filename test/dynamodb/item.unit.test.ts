@@ -68,6 +68,22 @@ describe('a lock item as this store writes it', () => {
     expect(readItem(layout, item)).toEqual({ body, etag })
   })
 
+  it("keeps its text beside a record in the core's spelling whose number JavaScript writes with an exponent", () => {
+    const body = record({ state: { big: 1e21, small: 1e-7 } })
+    expect(body).toContain('1e+21')
+    const { item, etag } = itemFor(layout, 'k', body)
+    expect(item[BODY_ATTRIBUTE]).toEqual({ S: body })
+    expect(readItem(layout, item)).toEqual({ body, etag })
+  })
+
+  it.each([
+    ['a lone surrogate', { state: '\ud800' }],
+    ['an empty name', { state: { '': 1 } }],
+    ['nesting deeper than DynamoDB holds', { state: JSON.parse(`${'['.repeat(40)}${']'.repeat(40)}`) }],
+  ])("refuses a record in the core's spelling holding %s, as any body", (_, fields) => {
+    expect(() => itemFor(layout, 'k', record(fields))).toThrow(UnrepresentableError)
+  })
+
   it('names each write anew, identical bytes included: its etag changes with its version', () => {
     const body = record()
     const first = itemFor(layout, 'k', body)
