@@ -61,43 +61,13 @@ export function toAttributes(body: string): Attributes {
  * cannot hold, nesting too deep): for a body known to be JavaScript's own spelling of `object`,
  * whose numbers are then exact as doubles, without a second parse that keeps their digits.
  */
-export function plainAttributes(object: { readonly [name: string]: unknown }): Attributes | undefined {
-  return plainMap(object, 1)
-}
-
-function plainMap(object: { readonly [name: string]: unknown }, depth: number): Attributes | undefined {
-  const entries: [string, AttributeValue][] = []
-  for (const name of Object.keys(object)) {
-    if (name.length === 0 || LONE_SURROGATE.test(name)) return undefined
-    const value = plainValue(object[name], depth)
-    if (value === undefined) return undefined
-    entries.push([name, value])
+export function plainAttributes(object: Record<string, unknown>): Attributes | undefined {
+  try {
+    return toMap(object, '', 1)
+  } catch (error) {
+    if (error instanceof UnrepresentableError) return undefined
+    throw error
   }
-  // fromEntries, not assignment: a field named "__proto__" must stay a field.
-  return Object.fromEntries(entries)
-}
-
-function plainValue(value: unknown, depth: number): AttributeValue | undefined {
-  if (value === null) return { NULL: true }
-  if (typeof value === 'boolean') return { BOOL: value }
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? undefined : { S: value }
-  if (typeof value === 'number') {
-    // Without an exponent, a double's spelling is within DynamoDB's range and digits.
-    const text = String(value)
-    return Number.isFinite(value) && !text.includes('e') ? { N: text } : undefined
-  }
-  if (depth + 1 > MAX_ITEM_DEPTH || typeof value !== 'object') return undefined
-  if (Array.isArray(value)) {
-    const items: AttributeValue[] = []
-    for (const item of value) {
-      const converted = plainValue(item, depth + 1)
-      if (converted === undefined) return undefined
-      items.push(converted)
-    }
-    return { L: items }
-  }
-  const map = plainMap(value as { readonly [name: string]: unknown }, depth + 1)
-  return map && { M: map }
 }
 
 /**
@@ -134,6 +104,14 @@ function toValue(value: unknown, path: string, depth: number): AttributeValue {
     return { S: value }
   }
   if (value instanceof NumberText) return { N: checkNumber(value.text, path) }
+  if (typeof value === 'number') {
+    // Parsed as a double (`plainAttributes`): without an exponent, its spelling is within
+    // DynamoDB's range and digits, and DynamoDB answers it as it is.
+    const text = String(value)
+    if (!Number.isFinite(value) || text.includes('e'))
+      throw new UnrepresentableError(`${path}: ${text} is not spelled as DynamoDB answers it`)
+    return { N: text }
+  }
   if (depth + 1 > MAX_ITEM_DEPTH)
     throw new UnrepresentableError(
       `${path}: nested deeper than DynamoDB holds (${MAX_ITEM_DEPTH} levels, the item's included)`,
