@@ -280,12 +280,21 @@ export function recordJson(fields: { readonly [name: string]: unknown }): string
   return JSON.stringify(inOrder(fields, RECORD_FIELDS))
 }
 
-/** `map` with `first`'s names (those present) first, then the others by name; maps within by name. */
-function inOrder(map: { readonly [name: string]: unknown }, first: readonly string[] = []): object {
+/**
+ * The names of `map` in the order a record is spelled in: `first`'s (those present) first, then
+ * the others by name. A store that keeps fields rather than bytes lists them so to read a record
+ * back as the core wrote it.
+ */
+export function namesInOrder(map: object, first: readonly string[] = []): string[] {
   const rest = Object.keys(map)
     .filter((name) => !first.includes(name))
     .sort()
-  const names = [...first.filter((name) => Object.hasOwn(map, name)), ...rest]
+  return [...first.filter((name) => Object.hasOwn(map, name)), ...rest]
+}
+
+/** `map` with its names as `namesInOrder` lists them; maps within by name. */
+function inOrder(map: { readonly [name: string]: unknown }, first: readonly string[] = []): object {
+  const names = namesInOrder(map, first)
   // fromEntries, not assignment: a field named "__proto__" must stay a field.
   return Object.fromEntries(names.map((name) => [name, valueInOrder(map[name])]))
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
-import { RECORD_FIELDS, recordJson } from '../core/record.js'
+import { namesInOrder, RECORD_FIELDS, recordJson } from '../core/record.js'
 import {
   type Attributes,
   parseExact,
@@ -84,7 +84,7 @@ function recordFields(body: string): Attributes | undefined {
     return undefined
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
-  const object = parsed as { readonly [name: string]: unknown }
+  const object = parsed as Record<string, unknown>
   return recordJson(object) === body ? plainAttributes(object) : undefined
 }
 
@@ -128,10 +128,7 @@ export function withoutKey(layout: ItemLayout, item: Attributes): Attributes {
 
 /** `map` with its attributes in one order: `first` (those present), then the others by name; maps within by name. */
 function inOrder(map: Attributes, first: readonly string[] = []): Attributes {
-  const rest = Object.keys(map)
-    .filter((name) => !first.includes(name))
-    .sort()
-  const names = [...first.filter((name) => Object.hasOwn(map, name)), ...rest]
+  const names = namesInOrder(map, first)
   // fromEntries, not assignment: an attribute named "__proto__" must stay an attribute.
   return Object.fromEntries(names.map((name) => [name, valueInOrder(map[name] as AttributeValue)]))
 }
