@@ -134,15 +134,27 @@ export function unexpectedAnswer(what: string, key: string, error: unknown): Loc
   })
 }
 
+/** The slice of an SDK client's middleware stack `sharedClient` uses. */
+interface RemovableStack {
+  readonly middlewareStack: { remove(name: string): boolean }
+}
+
 /**
  * The client a store makes when it is given none: one per service, shared by every store (one
  * connection pool, one credential cache), made on first use. It sends each request once: the
  * lock retries by itself, and knows that a retried conditional write may have landed the first time.
+ * It has no logger middleware: the SDK's filters each call's whole input and output for the
+ * client's logger even when that is its default no-op one, which for a PutItem of a record with
+ * its history is most of the time between the answer and the call's return. A client given to a
+ * store keeps its own stack (its logger is its owner's).
  */
-export function sharedClient<T>(make: (config: { maxAttempts: 1 }) => T): () => T {
+export function sharedClient<T extends RemovableStack>(make: (config: { maxAttempts: 1 }) => T): () => T {
   let client: T | undefined
   return () => {
-    client ??= make({ maxAttempts: 1 })
+    if (!client) {
+      client = make({ maxAttempts: 1 })
+      client.middlewareStack.remove('loggerMiddleware')
+    }
     return client
   }
 }

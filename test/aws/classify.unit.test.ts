@@ -253,12 +253,14 @@ describe('unexpectedAnswer', () => {
 describe('sharedClient', () => {
   it('makes one client, on first use, that sends each request once', () => {
     const made: object[] = []
+    const removed: string[] = []
     const get = sharedClient((config) => {
       made.push(config)
-      return { config }
+      return { config, middlewareStack: { remove: (name: string) => removed.push(name) > 0 } }
     })
     expect(made).toEqual([])
     expect(get()).toBe(get())
     expect(made).toEqual([{ maxAttempts: 1 }])
+    expect(removed).toEqual(['loggerMiddleware'])
   })
 })
