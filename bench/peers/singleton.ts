@@ -12,6 +12,7 @@ import { DynamoDBLockStore } from 'lambda-singleton/dynamodb'
 import type { LockStore } from 'lambda-singleton/extend'
 import { isSkipResult, type SingletonContext, singleton } from 'lambda-singleton/middy'
 import { S3LockStore } from 'lambda-singleton/s3'
+import { withoutSdkLogger } from '../../lib/aws/classify.js'
 import { countRequests } from '../../test/support/requests.js'
 import type { DynamoDBEngine, S3Engine } from '../engines.js'
 import { DYNAMODB_PRICES, S3_PRICES } from '../prices.js'
@@ -35,7 +36,9 @@ export function singletonOnS3(engine: S3Engine): Contender {
     engine: 'S3',
     pricePerMillion: S3_PRICES,
     container: () => {
-      const s3 = asStoreMakesIt(engine.client())
+      // The engine's client (its endpoint, one attempt a request) as a deployed function's store
+      // makes its own (sharedClient); one per container, so that each counts its own requests.
+      const s3 = withoutSdkLogger(engine.client())
       const store = new S3LockStore({ s3, bucket: engine.bucket })
       return singletonContainer(store, countRequests(s3), extraS3Requests(s3), undefined, () => s3.destroy())
     },
@@ -49,7 +52,7 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
     engine: 'DynamoDB',
     pricePerMillion: DYNAMODB_PRICES,
     container: () => {
-      const client = asStoreMakesIt(engine.client())
+      const client = withoutSdkLogger(engine.client())
       const store = new DynamoDBLockStore({ client, tableName, partitionKey: SINGLETON_PARTITION_KEY })
       return singletonContainer(
         store,
@@ -61,16 +64,6 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
     },
     close: async () => {},
   }
-}
-
-/**
- * The engine's client (its endpoint, one attempt a request) without the SDK's logger middleware,
- * as a deployed function's store makes its own (`sharedClient`, lib/aws/classify.ts); a client of
- * its own here, so that each container counts its own requests.
- */
-function asStoreMakesIt<T extends { middlewareStack: { remove(name: string): boolean } }>(client: T): T {
-  client.middlewareStack.remove('loggerMiddleware')
-  return client
 }
 
 /** One execution environment: its own store (and so its own cache of its last write). */

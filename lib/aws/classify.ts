@@ -134,27 +134,32 @@ export function unexpectedAnswer(what: string, key: string, error: unknown): Loc
   })
 }
 
-/** The slice of an SDK client's middleware stack `sharedClient` uses. */
+/** The slice of an SDK client's middleware stack `withoutSdkLogger` uses. */
 interface RemovableStack {
   readonly middlewareStack: { remove(name: string): boolean }
 }
 
 /**
+ * `client` without the SDK's logger middleware, which filters each call's whole input and output
+ * for the client's logger even when that is its default no-op one: for a PutItem of a record with
+ * its history, most of the time between the answer and the call's return. Only for a client the
+ * library makes: a client given to a store keeps its own stack (its logger is its owner's).
+ */
+export function withoutSdkLogger<T extends RemovableStack>(client: T): T {
+  client.middlewareStack.remove('loggerMiddleware')
+  return client
+}
+
+/**
  * The client a store makes when it is given none: one per service, shared by every store (one
  * connection pool, one credential cache), made on first use. It sends each request once: the
- * lock retries by itself, and knows that a retried conditional write may have landed the first time.
- * It has no logger middleware: the SDK's filters each call's whole input and output for the
- * client's logger even when that is its default no-op one, which for a PutItem of a record with
- * its history is most of the time between the answer and the call's return. A client given to a
- * store keeps its own stack (its logger is its owner's).
+ * lock retries by itself, and knows that a retried conditional write may have landed the first
+ * time. It logs nothing through the SDK (`withoutSdkLogger`).
  */
 export function sharedClient<T extends RemovableStack>(make: (config: { maxAttempts: 1 }) => T): () => T {
   let client: T | undefined
   return () => {
-    if (!client) {
-      client = make({ maxAttempts: 1 })
-      client.middlewareStack.remove('loggerMiddleware')
-    }
+    client ??= withoutSdkLogger(make({ maxAttempts: 1 }))
     return client
   }
 }
