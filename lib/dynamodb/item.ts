@@ -98,8 +98,8 @@ function recordFields(body: string): Attributes | undefined {
  * Its body lists the record's own fields in `RECORD_FIELDS` order, then the others, and every
  * map's, by name: DynamoDB lists an item's attributes in an order of its own, which a write that
  * adds or removes one can change (DynamoDB Local's does), and one item must give one body.
- * An item JSON cannot express comes back as a body that is not JSON, which the core refuses
- * without writing.
+ * An item JSON cannot express, or whose version or text is not a string, comes back as a body
+ * that is not JSON, which the core refuses without writing.
  */
 export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
   const taken = reserved(layout)
@@ -109,6 +109,7 @@ export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
   if (version !== undefined && text !== undefined && describes(text, fields))
     return { body: text, etag: version }
   try {
+    refuseForeignOwn(item)
     const body = toJson(inOrder(fields, RECORD_FIELDS))
     const own = [item[VERSION_ATTRIBUTE], item[BODY_ATTRIBUTE]]
     return { body, etag: `${DIGEST_ETAG_PREFIX}${digestRead(body, own)}` }
@@ -116,6 +117,21 @@ export function readItem(layout: ItemLayout, item: Attributes): ReadItem {
     if (!(error instanceof UnrepresentableError)) throw error
     const etag = `${DIGEST_ETAG_PREFIX}${digestItem(withoutKey(layout, item))}`
     return { body: unrepresentable(fields, error), etag, unrepresentable: true }
+  }
+}
+
+/**
+ * The store's own attributes, its version and its text, are strings wherever it wrote them: of
+ * another type (an outsider's edit), the item is no lock's, as one JSON cannot hold is. Read
+ * from its other attributes, it would be taken and its foreign attribute dropped without a word.
+ */
+function refuseForeignOwn(item: Attributes): void {
+  for (const name of [VERSION_ATTRIBUTE, BODY_ATTRIBUTE]) {
+    const value = item[name]
+    if (value !== undefined && value.S === undefined)
+      throw new UnrepresentableError(
+        `${name}, an attribute of the store, is ${typeName(value)}, not the string (S) it writes`,
+      )
   }
 }
 
@@ -152,5 +168,5 @@ function unrepresentable(fields: Attributes, error: UnrepresentableError): strin
   const types = Object.entries(fields)
     .map(([name, value]: [string, AttributeValue]) => `${name}: ${typeName(value)}`)
     .join(', ')
-  return `DynamoDB item not representable as JSON (${error.message}); attributes: ${types}`
+  return `DynamoDB item no lock reads (${error.message}); attributes: ${types}`
 }

@@ -73,6 +73,29 @@ describe('JSON bodies as DynamoDB attributes', () => {
     expect(readItem(layout, normalized).etag).toBe(same.etag)
   })
 
+  it.each([
+    ['lock_body', { N: '7' }],
+    ['lock_body', { M: { v: { N: '1' } } }],
+    ['lock_version', { N: '1' }],
+  ] as const)(
+    "reads an item whose own attribute %s is not text (%j) as no lock's: a body that is not JSON",
+    (name, value) => {
+      const layout = { partitionKey: 'pk' }
+      const item = {
+        pk: { S: 'k' },
+        v: { N: '1' },
+        token: { N: '3' },
+        expires_at: { N: '0' },
+        owner: { S: 'me' },
+      }
+      const read = readItem(layout, { ...item, [name]: value })
+      expect(read.unrepresentable).toBe(true)
+      expect(() => JSON.parse(read.body)).toThrow()
+      expect(read.body).toContain(name)
+      expect(read.etag).not.toBe(readItem(layout, item).etag)
+    },
+  )
+
   it('keeps a field named __proto__ as a field', () => {
     expect(Object.keys(toAttributes('{"__proto__":{"x":1}}'))).toEqual(['__proto__'])
   })

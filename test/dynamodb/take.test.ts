@@ -328,6 +328,28 @@ describe('DynamoDBLockStore.take on DynamoDB Local', () => {
 })
 
 describe('a Lock taking on DynamoDB Local', () => {
+  it.each([
+    ['lock_body', { N: '7' }],
+    ['lock_version', { N: '1' }],
+  ])(
+    'gives back a record whose own attribute %s an outsider made other than text, as it was, and refuses it',
+    async (name, value) => {
+      const key = freshKey(`own-${name}`)
+      const item = {
+        ...itemKey(key),
+        v: { N: '1' },
+        token: { N: '41' },
+        expires_at: { N: '0' },
+        owner: { S: 'someone' },
+        [name]: value,
+      }
+      await putItem(client, tableName, item)
+      const lock = new Lock({ store: storeOn(), key, owner: 'me', ttlMs: 60_000 })
+      await expect(lock.tryAcquire()).rejects.toMatchObject({ name: 'LockCorruptedError' })
+      expect(await getItem(client, tableName, itemKey(key))).toEqual(item)
+    },
+  )
+
   it('gives back a record JSON holds but no reader takes (an owner that is a number), and refuses it', async () => {
     const key = freshKey('owner-number')
     await putItem(client, tableName, {
