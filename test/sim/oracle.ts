@@ -287,6 +287,9 @@ export class Oracle {
         name,
       )
     }
+    for (const misread of this.store.misread.splice(0)) {
+      this.fail('I4', `DynamoDB's item mapping: ${misread}`)
+    }
     this.#observeLog()
     const live: Handed[] = []
     for (const entry of this.#handed) {

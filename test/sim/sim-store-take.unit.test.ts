@@ -83,6 +83,29 @@ describe("the simulator's store: take, on a DynamoDB-like store only", () => {
     expect(write?.answeredAt).toBeTypeOf('number')
   })
 
+  it("answers a take with what the DynamoDB store reads of the item its UpdateItem leaves: the core's one spelling", async () => {
+    // Written from outside in an order of its own: the item keeps its text, which the take removes.
+    const outside = `{"owner":"q/owner","run":2,"expires_at":0,"token":${released.token},"v":1,"note":"kept"}`
+    const { store, take } = setup({}, outside)
+    expect(store.peek(KEY)?.body).toBe(outside)
+    const { value } = await take()
+    if (value?.status !== TakeStatus.Taken) throw new Error(`not taken: ${JSON.stringify(value)}`)
+    expect(value.previous).toBe(outside)
+    expect(value.body).toBe(
+      `{"v":1,"token":${released.token + 1},"expires_at":${request.expires_at},"owner":"${request.owner}",` +
+        `"run":3,"acquired_at":${request.acquired_at},"ttl_ms":${request.ttl_ms},"note":"kept"}`,
+    )
+    expect(store.peek(KEY)?.body).toBe(value.body)
+    expect(store.misread).toEqual([])
+  })
+
+  it('reports a body of the library that no DynamoDB item holds, for the oracle (I4)', async () => {
+    const { store, client, run } = setup({}, null)
+    await run(client.create(KEY, '{"v":1,"token":1,"expires_at":0,"owner":"p","s":"\ud800"}'))
+    expect(store.misread).toHaveLength(1)
+    expect(store.misread[0]).toContain('no item holds')
+  })
+
   it('keeps other fields, removes running, and raises run from 0', async () => {
     const { run: _run, ...rest } = released
     const { take } = setup({}, JSON.stringify({ ...rest, running: { token: 1 }, history: [{ token: 1 }] }))

@@ -11,6 +11,9 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../../lib/core/store.js'
+import type { Attributes } from '../../lib/dynamodb/attributes.js'
+import { itemFor, readItem } from '../../lib/dynamodb/item.js'
+import { takenItem, takeUpdate } from '../../lib/dynamodb/take.js'
 import type { SimProcess, World } from './world.js'
 
 /** How often each fault strikes a request, and the engine's answer shapes. */
@@ -81,6 +84,9 @@ export interface AppliedWrite {
   answeredAt?: number
 }
 
+/** The item layout of a DynamoDB-like store's items (`lib/dynamodb/item.ts`), its key attribute the default. */
+const LAYOUT = { partitionKey: 'pk' } as const
+
 /** A take's record version, and the run past which it reads instead (`lib/dynamodb/take.ts`). */
 const TAKEN_RECORD_VERSION = 1
 const RUN_CEILING = Number.MAX_SAFE_INTEGER
@@ -104,6 +110,14 @@ const PARTITION_AFTER_TAKE = 1
  */
 export class SimStore {
   readonly #objects = new Map<string, { body: string; etag: string }>()
+  /**
+   * A DynamoDB-like store's items, as `lib/dynamodb` maps bodies onto them (`itemFor`, and
+   * `takeUpdate` with `takenItem` for a take): each object's body is what `readItem` reads of its
+   * item, so every world drives the real mapping with the core's bodies.
+   */
+  readonly #items = new Map<string, Attributes>()
+  /** Bodies the item mapping did not read back as written, or takes it made otherwise than the model (I4). */
+  readonly misread: string[] = []
   #version = 0
   readonly log: AppliedWrite[] = []
   /** Processes that wrote over one version again and again while the store contradicted them. */
@@ -161,12 +175,13 @@ export class SimStore {
   /** An outside writer deletes the object. */
   delete(key: string): void {
     this.#objects.delete(key)
+    this.#items.delete(key)
     this.#logged({ at: this.world.now, by: 'outside', kind: 'delete', body: undefined, etag: undefined })
   }
 
   /** An outside writer puts an old body back (a restore from a backup or a version). */
   writeBack(key: string, body: string): void {
-    const etag = this.#put(key, body)
+    const etag = this.#put(key, body, 'outside')
     this.#logged({ at: this.world.now, by: 'outside', kind: 'write-back', body, etag })
   }
 
@@ -304,10 +319,29 @@ export class SimStore {
     const record = object && recordOf(object.body)
     const taken = record && this.#takenRecord(record, take)
     if (!object || !taken) return { status: TakeStatus.NotTaken, current: this.#read(key) }
-    const body = JSON.stringify(taken)
-    const etag = this.#put(key, body)
+    const { body, item } = this.#takenItem(key, taken, take)
+    const etag = this.#put(key, body, 'library', item)
     this.#logged({ at: this.world.now, by: process.name, kind: 'take', body, etag })
     return { status: TakeStatus.Taken, body, etag, previous: object.body }
+  }
+
+  /**
+   * The item a take leaves and its body, as the DynamoDB store computes the item from the one
+   * before (`takenItem`) and reads it (`readItem`); `taken` is the model's record, which the body
+   * must equal. No item (an S3-like store's take is never offered): the model's record.
+   */
+  #takenItem(
+    key: string,
+    taken: Record<string, unknown>,
+    take: TakeRequest,
+  ): { body: string; item?: Attributes } {
+    const old = this.#items.get(key)
+    if (!old) return { body: JSON.stringify(taken) }
+    const item = takenItem(old, takeUpdate(LAYOUT.partitionKey, take))
+    const body = readItem(LAYOUT, item).body
+    if (!sameJson(recordOf(body), taken))
+      this.misread.push(`a take wrote ${body} where an UpdateItem writes ${JSON.stringify(taken)}`)
+    return { body, item }
   }
 
   /** What a take makes of `record`, or undefined where its condition fails (or its update could not apply). */
@@ -349,12 +383,38 @@ export class SimStore {
     if (recent.length > SPIN_LIMIT) this.spinning.add(process.name)
   }
 
-  #put(key: string, body: string): string {
-    const etag = this.faults.etagIsDigest
-      ? createHash('md5').update(body).digest('hex')
-      : `v${++this.#version}`
-    this.#objects.set(key, { body, etag })
+  /** Stores `body` (by a process of the library, or from `outside`; a take's with its `item`) under a new etag. */
+  #put(key: string, body: string, by: 'library' | 'outside' = 'library', item?: Attributes): string {
+    if (this.faults.etagIsDigest) {
+      const etag = createHash('md5').update(body).digest('hex')
+      this.#objects.set(key, { body, etag })
+      return etag
+    }
+    const etag = `v${++this.#version}`
+    if (item) this.#items.set(key, item)
+    this.#objects.set(key, { body: item ? body : this.#mapped(key, body, by), etag })
     return etag
+  }
+
+  /**
+   * What a DynamoDB-like store's reader finds of `body` once written as an item: the very bytes
+   * (guarantees.md, I4), else a misread. A body no item holds (not JSON, say) can come only from
+   * outside: an item read as that text (as one holding a set is read), which the library's writes
+   * must never make.
+   */
+  #mapped(key: string, body: string, by: 'library' | 'outside'): string {
+    let item: Attributes
+    try {
+      item = itemFor(LAYOUT, key, body).item
+    } catch (error) {
+      this.#items.delete(key)
+      if (by === 'library') this.misread.push(`wrote ${body}, which no item holds: ${String(error)}`)
+      return body
+    }
+    this.#items.set(key, item)
+    const read = readItem(LAYOUT, item).body
+    if (read !== body) this.misread.push(`wrote ${body}, read back ${read}`)
+    return read
   }
 
   #date(): { serverDate: number } {
@@ -381,4 +441,19 @@ function recordOf(body: string): Record<string, unknown> | undefined {
   } catch {
     return undefined
   }
+}
+
+/** Whether two parsed JSON values are equal, whatever order their objects list their fields in. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const aKeys = Object.keys(a)
+  const bKeys = Object.keys(b)
+  return (
+    aKeys.length === bKeys.length &&
+    aKeys.every(
+      (k) =>
+        Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  )
 }
