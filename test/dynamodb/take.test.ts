@@ -1,4 +1,4 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ReadResult,
@@ -24,6 +24,15 @@ let tableName: string
 let keys = 0
 const freshKey = (label: string): string => `take/${label}-${++keys}`
 const itemKey = (key: string) => ({ pk: { S: key } })
+/** A released record as an outsider puts it (no text, no version), with `fields` of its own. */
+const outsiderItem = (key: string, fields: Record<string, AttributeValue>) => ({
+  ...itemKey(key),
+  v: { N: '1' },
+  token: { N: '41' },
+  expires_at: { N: '0' },
+  owner: { S: 'someone' },
+  ...fields,
+})
 
 /** A released record, as a holder's release leaves it. */
 const released = (fields: Record<string, unknown> = {}): string =>
@@ -229,14 +238,7 @@ describe('DynamoDBLockStore.take on DynamoDB Local', () => {
 
   it('gives back a record JSON cannot hold (a set), as it was, and answers with it as a read finds it', async () => {
     const key = freshKey('unreadable')
-    const item = {
-      ...itemKey(key),
-      v: { N: '1' },
-      token: { N: '41' },
-      expires_at: { N: '0' },
-      owner: { S: 'someone' },
-      tags: { SS: ['a', 'b'] },
-    }
+    const item = outsiderItem(key, { tags: { SS: ['a', 'b'] } })
     await putItem(client, tableName, item)
     const counted = testDynamoDBClient()
     const requests = countRequests(counted)
@@ -335,14 +337,7 @@ describe('a Lock taking on DynamoDB Local', () => {
     'gives back a record whose own attribute %s an outsider made other than text, as it was, and refuses it',
     async (name, value) => {
       const key = freshKey(`own-${name}`)
-      const item = {
-        ...itemKey(key),
-        v: { N: '1' },
-        token: { N: '41' },
-        expires_at: { N: '0' },
-        owner: { S: 'someone' },
-        [name]: value,
-      }
+      const item = outsiderItem(key, { [name]: value })
       await putItem(client, tableName, item)
       const lock = new Lock({ store: storeOn(), key, owner: 'me', ttlMs: 60_000 })
       await expect(lock.tryAcquire()).rejects.toMatchObject({ name: 'LockCorruptedError' })
@@ -352,13 +347,7 @@ describe('a Lock taking on DynamoDB Local', () => {
 
   it('gives back a record JSON holds but no reader takes (an owner that is a number), and refuses it', async () => {
     const key = freshKey('owner-number')
-    await putItem(client, tableName, {
-      ...itemKey(key),
-      v: { N: '1' },
-      token: { N: '41' },
-      expires_at: { N: '0' },
-      owner: { N: '42' },
-    })
+    await putItem(client, tableName, outsiderItem(key, { owner: { N: '42' } }))
     const before = found(await storeOn().read(key)).body
     const lock = new Lock({ store: storeOn(), key, owner: 'me', ttlMs: 60_000 })
     await expect(lock.tryAcquire()).rejects.toMatchObject({ name: 'LockCorruptedError' })

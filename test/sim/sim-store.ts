@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { LockStoreError } from '../../lib/core/errors.js'
+import { canonicalJson } from '../../lib/core/record.js'
 import {
   type LockStore,
   type ReadResult,
@@ -339,7 +340,7 @@ export class SimStore {
     if (!old) return { body: JSON.stringify(taken) }
     const item = takenItem(old, takeUpdate(LAYOUT.partitionKey, take))
     const body = readItem(LAYOUT, item).body
-    if (!sameJson(recordOf(body), taken))
+    if (canonicalJson(recordOf(body)) !== canonicalJson(taken))
       this.misread.push(`a take wrote ${body} where an UpdateItem writes ${JSON.stringify(taken)}`)
     return { body, item }
   }
@@ -441,19 +442,4 @@ function recordOf(body: string): Record<string, unknown> | undefined {
   } catch {
     return undefined
   }
-}
-
-/** Whether two parsed JSON values are equal, whatever order their objects list their fields in. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return a === b
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  const aKeys = Object.keys(a)
-  const bKeys = Object.keys(b)
-  return (
-    aKeys.length === bKeys.length &&
-    aKeys.every(
-      (k) =>
-        Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
-    )
-  )
 }
