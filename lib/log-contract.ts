@@ -37,6 +37,12 @@ export const OutcomeField = {
 
 /** exec's own messages that the filters match. */
 export const ExecMessage = {
+  /**
+   * The command was started, and whatever takes its job down with a wrapper killed with SIGKILL
+   * (its watchdog, its parent-death signal) knows it: `pid` is the command's process, its
+   * process group's and its session's id.
+   */
+  CommandStarted: 'command started',
   /** The command ended, whatever its status: `status` says how. */
   CommandExited: 'command exited',
 } as const

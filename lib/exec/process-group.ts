@@ -119,6 +119,9 @@ export class ProcessGroup implements CommandGroup {
     this.pid = child.pid
     this.leaderExit = leaderExit(child)
     if (child.pid === undefined) this.close()
+    // Into a fresh socket's empty buffer, so written before this returns (libuv tries the write
+    // at once): a wrapper killed from here on leaves the watchdog knowing what to kill. Killed
+    // between the spawn and here, only setpriv's parent-death signal stops the command.
     else (this.#watchdog?.stdio[3] as Socket | undefined)?.write(`${child.pid}\n`)
   }
 

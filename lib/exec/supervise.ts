@@ -10,7 +10,7 @@
 import { type Clock, systemClock } from '../core/clock.js'
 import { LockLostError, LostReason } from '../core/errors.js'
 import { ExitCode } from '../exit-codes.js'
-import { LogLevel, logLine } from '../log-contract.js'
+import { ExecMessage, LogLevel, logLine } from '../log-contract.js'
 import { commandEnv, type SupervisedLease } from './command-env.js'
 import type { CommandGroup, StartCommand } from './command-group.js'
 
@@ -67,6 +67,16 @@ export async function supervise(
 ): Promise<Ended> {
   const { err, clock = systemClock } = world
   const group = world.start(command.argv, commandEnv(handle, command.tick, world.env ?? process.env))
+  // Written once the group is started: its watchdog has its id by then (ProcessGroup), so a
+  // wrapper killed after this line takes the whole job with it, with or without setpriv.
+  if (group.pid !== undefined)
+    err(
+      logLine(LogLevel.Info, ExecMessage.CommandStarted, {
+        key: handle.key,
+        token: handle.token,
+        pid: group.pid,
+      }),
+    )
   let lost = false
   let cancelKill: (() => void) | undefined
   const stop = (signal: NodeJS.Signals) => {

@@ -50,7 +50,7 @@ function pgrp(pid: number): number {
 }
 
 export function execSessionSuite(engine: ExecEngine) {
-  const { key, exec, cli, expiresAt, withTree } = execSuiteKit(engine, 'exec-session')
+  const { key, exec, forceRelease, expiresAt, withTree } = execSuiteKit(engine, 'exec-session')
   /**
    * The pids written, once `count` are: the last is the command's, which leads its group (and
    * its session); the others are in groups of their own.
@@ -84,7 +84,7 @@ export function execSessionSuite(engine: ExecEngine) {
         const run = exec([...args, ...jobControlShell(tree, { jobs: 2 })])
         runs.push(run)
         await started(tree, 3)
-        expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
+        expect((await forceRelease(lockKey)).code).toBe(ExitCode.Ok)
         const { code } = await within(60_000, 'exec exit', run.exited())
         expect(code).toBe(ExitCode.Lost)
         expect(tree.running(), 'processes of the job still running when exec exited').toEqual([])
@@ -119,6 +119,7 @@ export function execSessionSuite(engine: ExecEngine) {
         const run = exec(['--key', key(), '--ttl', '5s', '--', ...jobControlShell(tree, { jobs: 2 })])
         runs.push(run)
         await started(tree, 3)
+        await run.waitForLog(/"message":"command started"/)
         run.child.kill('SIGKILL')
         await run.exited()
         measured(`${engine.name}: wrapper SIGKILL -> every group of the session gone`, await tree.gone(2_000))

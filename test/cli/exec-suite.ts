@@ -1,13 +1,12 @@
 // `lambda-singleton exec` as real processes against a real engine (Ceph's S3 or DynamoDB Local),
 // the job a real process too. Delays are measured and printed, not bounded: the machine is shared.
-import { randomUUID } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode } from '../../lib/cli/main.js'
-import { runCliProgram } from '../support/cli.js'
 import { alive, JobLog, RunningExec, running, talkingToStore, until, within } from '../support/exec.js'
+import { execSuiteKit } from './exec-suite-kit.js'
 
 export interface ExecEngine {
   readonly name: string
@@ -26,9 +25,7 @@ function notExecutable(): string {
 const measured = (what: string, ms: number) => console.info(`[exec measure] ${what}: ${Math.round(ms)} ms`)
 
 export function execSuite(engine: ExecEngine) {
-  const key = () => `locks/exec-${randomUUID().slice(0, 8)}`
-  const exec = (args: readonly string[]) => new RunningExec([...engine.store(), ...args], engine.env())
-  const cli = (...args: string[]) => runCliProgram([...args, ...engine.store()], engine.env())
+  const { key, exec, cli, forceRelease } = execSuiteKit(engine, 'exec')
   const record = async (lockKey: string) => {
     const { code, stdout, stderr } = await cli('inspect', '--key', lockKey, '--json')
     if (code !== 0) throw new Error(`inspect exited ${code}: ${stderr}`)
@@ -144,7 +141,7 @@ export function execSuite(engine: ExecEngine) {
       const run = exec([...args, ...log.job('victim', { sleepMs: 120_000, ignoreTerm: true })])
       const start = await log.waitFor((note) => note.what === 'start')
       const stolenAt = Date.now()
-      const stolen = await cli('force-release', '--key', lockKey)
+      const stolen = await forceRelease(lockKey)
       expect(stolen.code, stolen.stderr).toBe(ExitCode.Ok)
       const term = await log.waitFor((note) => note.what === 'SIGTERM')
       const { code } = await run.exited()
@@ -163,6 +160,7 @@ export function execSuite(engine: ExecEngine) {
       const lockKey = key()
       const first = exec(['--key', lockKey, '--ttl', '5s', '--', ...log.job('crashed', { sleepMs: 120_000 })])
       const crashed = await log.waitFor((note) => note.what === 'start')
+      await first.waitForLog(/"message":"command started"/)
       first.child.kill('SIGKILL')
       await first.exited()
       const killedAt = Date.now()
@@ -200,7 +198,7 @@ export function execSuite(engine: ExecEngine) {
         .catch((error) => {
           throw new Error(`${String(error)}\nexec's stderr:\n${run.stderr}`)
         })
-      expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
+      expect((await forceRelease(lockKey)).code).toBe(ExitCode.Ok)
       expect(log.notes().map((note) => note.what)).toEqual(['start']) // still running: the loss is news at its end
       const { code } = await within(40_000, () => `exec exit; its stderr:\n${run.stderr}`, run.exited())
       expect(log.notes().map((note) => note.what)).toEqual(['start', 'end'])

@@ -18,7 +18,7 @@ const measured = (what: string, ms: number) =>
 const which = (tool: string) => execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim()
 
 export function execTreeSuite(engine: ExecEngine) {
-  const { key, exec, cli, expiresAt, withTree } = execSuiteKit(engine, 'exec-tree')
+  const { key, exec, forceRelease, expiresAt, withTree } = execSuiteKit(engine, 'exec-tree')
 
   describe(`lambda-singleton exec: the command's whole process tree, on ${engine.name}`, () => {
     it('a SIGTERM to exec stops every process of the group; exec releases once none runs', () =>
@@ -60,7 +60,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const run = exec([...args, ...tree.command({ workers: 2 })])
         started.push(run)
         await tree.started(3, 40_000)
-        expect((await cli('force-release', '--key', lockKey)).code).toBe(ExitCode.Ok)
+        expect((await forceRelease(lockKey)).code).toBe(ExitCode.Ok)
         const { code } = await within(60_000, 'exec exit', run.exited())
         expect(code).toBe(ExitCode.Lost)
         expect(tree.running()).toEqual([])
@@ -72,6 +72,9 @@ export function execTreeSuite(engine: ExecEngine) {
         const run = exec(['--key', lockKey, '--ttl', '5s', '--', ...tree.command({ workers: 2 })])
         started.push(run)
         await tree.started(3, 40_000)
+        // Killed before the watchdog knows the command, only setpriv's parent-death signal takes
+        // it down (and not its children): the window exec warns of, which load can widen.
+        await run.waitForLog(/"message":"command started"/)
         run.child.kill('SIGKILL')
         await run.exited()
         const tookMs = await tree.gone(2_000)
@@ -86,6 +89,9 @@ export function execTreeSuite(engine: ExecEngine) {
         const run = new RunningExec([...engine.store(), '--key', key(), '--', ...tree.command()], env)
         started.push(run)
         await tree.started(3, 40_000)
+        // Killed before the watchdog knows the command, only setpriv's parent-death signal takes
+        // it down (and not its children): the window exec warns of, which load can widen.
+        await run.waitForLog(/"message":"command started"/)
         run.child.kill('SIGKILL')
         await run.exited()
         measured(

@@ -114,6 +114,13 @@ describe('exec supervision', () => {
     })
   })
 
+  it('says the command started, with its pid, as soon as its group is started', () => {
+    const { lines } = start()
+    expect(lines).toEqual([
+      { level: 'INFO', message: 'command started', key: 'jobs/nightly', token: 17, pid: 4242 },
+    ])
+  })
+
   it('reports the command status, not lost, when the command ran to its end', async () => {
     const { group, ended } = start()
     group.exit(3)
@@ -200,6 +207,7 @@ describe('exec supervision', () => {
     group.exit(0)
     await expect(ended).resolves.toEqual({ status: 0, lost: true })
     expect(lines).toEqual([
+      { level: 'INFO', message: 'command started', key: 'jobs/nightly', token: 17, pid: 4242 },
       {
         level: 'ERROR',
         message: 'stopping the command: the lease was lost',
@@ -219,7 +227,7 @@ describe('exec supervision', () => {
     loseLease(reason)
     await ended
     expect(group.received.map((r) => r.signal)).toEqual(['SIGTERM'])
-    expect(lines[0]).toMatchObject({ level: 'WARN', message: `stopping the command: the lease was ${what}` })
+    expect(lines[1]).toMatchObject({ level: 'WARN', message: `stopping the command: the lease was ${what}` })
   })
 
   it('stops the command at once when the lease was lost before it started', async () => {
@@ -262,6 +270,8 @@ describe('exec supervision', () => {
     await ended
     loseLease(LostReason.Released)
     expect(group.received).toEqual([])
-    expect(lines).toEqual([])
+    expect(lines).toEqual([
+      { level: 'INFO', message: 'command started', key: 'jobs/nightly', token: 17, pid: 4242 },
+    ])
   })
 })

@@ -106,6 +106,18 @@ export class RunningCli {
     }
   }
 
+  /** Resolves once the CLI's log (stderr) so far matches `pattern`. */
+  async waitForLog(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+    const started = performance.now()
+    while (!pattern.test(this.stderr)) {
+      if (this.child.exitCode !== null)
+        throw new Error(`the CLI exited (${this.child.exitCode}): ${this.stderr}`)
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`no ${pattern} in the CLI's log within ${timeoutMs} ms:\n${this.stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
   /** Sends `signal` and resolves the exit code (null when the signal killed it). */
   async stop(signal: NodeJS.Signals = 'SIGINT'): Promise<number | null> {
     this.child.kill(signal)
