@@ -66,6 +66,11 @@ export function singletonOnDynamoDB(engine: DynamoDBEngine, tableName: string): 
   }
 }
 
+function historySize(): { historySize?: number } {
+  const given = process.env.BENCH_HISTORY_SIZE
+  return given === undefined ? {} : { historySize: Number(given) }
+}
+
 /** One execution environment: its own store (and so its own cache of its last write). */
 function singletonContainer(
   store: LockStore,
@@ -79,7 +84,9 @@ function singletonContainer(
   let token: TokenRead = 'never'
   // No early timeout: a crash is a job that never ends, and Middy would end it gracefully.
   const handler = middy<SingletonScheduleEvent, unknown, Error, SingletonContext>({ timeoutEarlyInMillis: 0 })
-    .use(singleton({ store, logger: false })) // the lock key is locks/<function name>
+    // the lock key is locks/<function name>; BENCH_HISTORY_SIZE: runs kept (10 by default), for
+    // what carrying them costs (npm run bench:cold-trace)
+    .use(singleton({ store, logger: false, ...historySize() }))
     .handler(async (_event, context) => {
       if (token === 'at-once') await fencingToken(context.singleton)
       await job()
