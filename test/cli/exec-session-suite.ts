@@ -119,7 +119,7 @@ export function execSessionSuite(engine: ExecEngine) {
         const run = exec(['--key', key(), '--ttl', '5s', '--', ...jobControlShell(tree, { jobs: 2 })])
         runs.push(run)
         await started(tree, 3)
-        await run.waitForLog(/"message":"command started"/)
+        await run.commandStarted()
         run.child.kill('SIGKILL')
         await run.exited()
         measured(`${engine.name}: wrapper SIGKILL -> every group of the session gone`, await tree.gone(2_000))

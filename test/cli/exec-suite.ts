@@ -160,7 +160,7 @@ export function execSuite(engine: ExecEngine) {
       const lockKey = key()
       const first = exec(['--key', lockKey, '--ttl', '5s', '--', ...log.job('crashed', { sleepMs: 120_000 })])
       const crashed = await log.waitFor((note) => note.what === 'start')
-      await first.waitForLog(/"message":"command started"/)
+      await first.commandStarted()
       first.child.kill('SIGKILL')
       await first.exited()
       const killedAt = Date.now()

@@ -72,9 +72,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const run = exec(['--key', lockKey, '--ttl', '5s', '--', ...tree.command({ workers: 2 })])
         started.push(run)
         await tree.started(3, 40_000)
-        // Killed before the watchdog knows the command, only setpriv's parent-death signal takes
-        // it down (and not its children): the window exec warns of, which load can widen.
-        await run.waitForLog(/"message":"command started"/)
+        await run.commandStarted()
         run.child.kill('SIGKILL')
         await run.exited()
         const tookMs = await tree.gone(2_000)
@@ -89,9 +87,7 @@ export function execTreeSuite(engine: ExecEngine) {
         const run = new RunningExec([...engine.store(), '--key', key(), '--', ...tree.command()], env)
         started.push(run)
         await tree.started(3, 40_000)
-        // Killed before the watchdog knows the command, only setpriv's parent-death signal takes
-        // it down (and not its children): the window exec warns of, which load can widen.
-        await run.waitForLog(/"message":"command started"/)
+        await run.commandStarted()
         run.child.kill('SIGKILL')
         await run.exited()
         measured(

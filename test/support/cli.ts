@@ -93,28 +93,30 @@ export class RunningCli {
   }
 
   /** Resolves once the output so far matches `pattern`, from the character `from` on. */
-  async waitFor(pattern: RegExp, from = 0, timeoutMs = 30_000): Promise<void> {
-    const started = performance.now()
-    while (!pattern.test(this.stdout.slice(from))) {
-      if (this.child.exitCode !== null)
-        throw new Error(`the CLI exited (${this.child.exitCode}): ${this.stderr}`)
-      if (performance.now() - started > timeoutMs)
-        throw new Error(
-          `no ${pattern} in the CLI's output within ${timeoutMs} ms:\n${this.stdout}${this.stderr}`,
-        )
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+  waitFor(pattern: RegExp, from = 0, timeoutMs = 30_000): Promise<void> {
+    return this.#waitUntil(
+      () => pattern.test(this.stdout.slice(from)),
+      () => `no ${pattern} in the CLI's output within ${timeoutMs} ms:\n${this.stdout}${this.stderr}`,
+      timeoutMs,
+    )
   }
 
   /** Resolves once the CLI's log (stderr) so far matches `pattern`. */
-  async waitForLog(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+  waitForLog(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+    return this.#waitUntil(
+      () => pattern.test(this.stderr),
+      () => `no ${pattern} in the CLI's log within ${timeoutMs} ms:\n${this.stderr}`,
+      timeoutMs,
+    )
+  }
+
+  async #waitUntil(found: () => boolean, notFound: () => string, timeoutMs: number): Promise<void> {
     const started = performance.now()
-    while (!pattern.test(this.stderr)) {
+    while (!found()) {
       if (this.child.exitCode !== null)
         throw new Error(`the CLI exited (${this.child.exitCode}): ${this.stderr}`)
-      if (performance.now() - started > timeoutMs)
-        throw new Error(`no ${pattern} in the CLI's log within ${timeoutMs} ms:\n${this.stderr}`)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      if (performance.now() - started > timeoutMs) throw new Error(notFound())
+      await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
 

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ExecMessage } from '../../lib/log-contract.js'
 import { RunningCli } from './cli.js'
 
 const JOB = fileURLToPath(new URL('../cli/fixtures/exec-job.mjs', import.meta.url))
@@ -113,6 +114,15 @@ export class RunningExec extends RunningCli {
 
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     return this.#done
+  }
+
+  /**
+   * Resolves once exec says its command started: its watchdog knows the command's session then.
+   * A wrapper killed before (the window exec warns of, which load widens) leaves the command to
+   * setpriv's parent-death signal alone, and what it started already running.
+   */
+  commandStarted(): Promise<void> {
+    return this.waitForLog(new RegExp(`"message":"${ExecMessage.CommandStarted}"`))
   }
 }
 
