@@ -98,41 +98,42 @@ export function extraDynamoDBRequests(client: DynamoDBClient, partitionKey: stri
 function classify(client: S3Client | DynamoDBClient, dialect: Dialect): RequestCounter {
   /** The last version of each key seen on the wire, for as long as the container lives. */
   const known = new Map<string, string>()
-  /** What the current invocation sent (since the last reset). */
+  /** What the current invocation sent (since the last reset), classified. */
   let sent: Sent[] = []
+  /**
+   * Requests as they went, classified only when the counts are read: in a new process the
+   * classifying code would be compiled inside the invocation, which the bench times, and no
+   * other peer carries a counter of its kind.
+   */
+  let pending: Wire[] = []
   ;(client.middlewareStack as S3Client['middlewareStack']).add(
     (next, context) => async (args) => {
-      const operation = String(context.commandName ?? 'unknown').replace(/Command$/, '')
-      const input = (args.input ?? {}) as Record<string, unknown>
-      const key = dialect.keyOf(input)
-      const kind = READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other'
-      let output: Record<string, unknown> | undefined
-      let error: unknown
+      const wire: Wire = {
+        commandName: context.commandName,
+        input: args.input,
+        output: undefined,
+        error: undefined,
+      }
       try {
         const result = await next(args)
-        output = result.output as unknown as Record<string, unknown>
+        wire.output = result.output
         return result
       } catch (thrown) {
-        error = thrown
+        wire.error = thrown
         throw thrown
       } finally {
-        let novel = true
-        if (key !== undefined && kind === 'read') {
-          const version = dialect.readVersion(output, error)
-          novel = version === undefined || version !== known.get(key)
-          if (version !== undefined) known.set(key, version)
-        } else if (key !== undefined && kind === 'write') {
-          const version = dialect.writtenVersion(input, output, error)
-          if (version === undefined) known.delete(key)
-          else known.set(key, version)
-        }
-        sent.push({ operation, key, kind, novel })
+        pending.push(wire) // in the order answers came, as what each read found is judged
       }
     },
     { step: 'initialize', name: 'classifyExtraRequests' },
   )
+  const settle = () => {
+    for (const wire of pending) sent.push(classified(wire, dialect, known))
+    pending = []
+  }
   return {
     get byOperation() {
+      settle()
       const written = new Set(sent.filter((s) => s.kind === 'write').map((s) => s.key))
       const extra = new Map<string, number>()
       for (const s of sent) {
@@ -142,7 +143,37 @@ function classify(client: S3Client | DynamoDBClient, dialect: Dialect): RequestC
       return extra
     },
     reset: () => {
+      settle()
       sent = []
     },
   }
+}
+
+/** A request as the middleware saw it go and come back (or fail). */
+interface Wire {
+  readonly commandName: unknown
+  readonly input: unknown
+  output: unknown
+  error: unknown
+}
+
+/** What `wire` was, and what it taught of its key (`known`, updated in the order requests went). */
+function classified(wire: Wire, dialect: Dialect, known: Map<string, string>): Sent {
+  const operation = String(wire.commandName ?? 'unknown').replace(/Command$/, '')
+  const input = (wire.input ?? {}) as Record<string, unknown>
+  const output = wire.output as Record<string, unknown> | undefined
+  const { error } = wire
+  const key = dialect.keyOf(input)
+  const kind = READS.has(operation) ? 'read' : WRITES.has(operation) ? 'write' : 'other'
+  let novel = true
+  if (key !== undefined && kind === 'read') {
+    const version = dialect.readVersion(output, error)
+    novel = version === undefined || version !== known.get(key)
+    if (version !== undefined) known.set(key, version)
+  } else if (key !== undefined && kind === 'write') {
+    const version = dialect.writtenVersion(input, output, error)
+    if (version === undefined) known.delete(key)
+    else known.set(key, version)
+  }
+  return { operation, key, kind, novel }
 }
