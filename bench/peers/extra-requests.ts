@@ -157,7 +157,7 @@ interface Wire {
   error: unknown
 }
 
-/** What `wire` was, and what it taught of its key (`known`, updated in the order requests went). */
+/** What `wire` was, and what it taught of its key (`known`, updated in the order the answers came). */
 function classified(wire: Wire, dialect: Dialect, known: Map<string, string>): Sent {
   const operation = String(wire.commandName ?? 'unknown').replace(/Command$/, '')
   const input = (wire.input ?? {}) as Record<string, unknown>
