@@ -43,11 +43,14 @@ export function execReplaceSuite(engine: ReplaceEngine) {
         '--tick',
         tick,
       ]
-      // The old run ignores SIGTERM, as a job stuck in a write would: it writes on until SIGKILL.
+      // The old run ignores SIGTERM, as a job stuck in a write would: it writes on until the newer
+      // run has written, and three times more (fixtures/fenced-job.ts). --kill-after is only a
+      // backstop: its SIGKILL, after SIGTERM, came before the newer run's first write on a loaded
+      // machine, and left no old write to check.
       const old = exec([
         ...replace(T1),
         '--kill-after',
-        '4s',
+        '60s',
         '--',
         ...log.fencedJob('old', target, { writeForMs: 120_000, ignoreTerm: true }),
       ])
