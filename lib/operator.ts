@@ -3,7 +3,7 @@
 // names do; a job's code needs none of it (its `Lock`, `withSingleton` and `singleton()` are on
 // the root and on `/middy`).
 
-export type { ForceReleaseOptions } from './core/force-release.js'
+export type { ForceReleaseOptions, JudgedLease } from './core/force-release.js'
 export type { BlockedReason, LockInfo } from './core/lock-options.js'
 export type { ResetOptions } from './core/reset.js'
 export { LockOperator, type LockOperatorOptions } from './operator/lock-operator.js'

@@ -190,7 +190,9 @@ export const COMMANDS = {
     force: 'also raise the token of a lock that is not held (released or expired)',
     details:
       "Releases the lock and raises its token, so the stuck holder's fenced writes, renewals and release " +
-      'are refused from then on. A lock that is not held is left as it is (exit 4) unless --force.',
+      'are refused from then on. It ends only the lease it looked at: when another run took the lock or ' +
+      'the holder released it in between, nothing is written (exit 4); renewals in between are ridden ' +
+      'out. A lock that is not held is left as it is (exit 4) unless --force.',
   },
   pause: {
     summary: 'pause a job: its runs skip (reason paused) until resume',

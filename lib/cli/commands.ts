@@ -114,8 +114,11 @@ async function forceRelease(context: CommandContext<'force-release'>): Promise<E
         'nothing changed. Add --force to raise its token anyway',
     )
   }
-  // Over the version judged above only: a run that took the lock since keeps its lease.
-  const record = await operatorAt(context, key).forceRelease({ etag: info.etag })
+  // Only the lease judged above ends: a run that took the lock since keeps its lease. A held one
+  // may renew in between (a stuck run that keeps renewing is what this is for); a free one, only
+  // as it was shown.
+  const judged = info.held ? { lease: info } : { etag: info.etag }
+  const record = await operatorAt(context, key).forceRelease(judged)
   if (!record) return opened.notFound(key)
   if (line.json) {
     context.out(JSON.stringify({ key, released: true, previousOwner: info.owner, record }, null, 2))

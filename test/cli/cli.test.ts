@@ -135,9 +135,35 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     client.destroy()
     const [next] = runs
     expect(code).toBe(ExitCode.Refused)
-    expect(err).toMatch(/changed since it was judged .*nothing was written/)
+    expect(err).toMatch(
+      /the lease it judged \(token \d+ of stuck-run\) is over: job\/2 holds token \d+ now; nothing was written/,
+    )
     expect(await getRecord(s3, bucket, key)).toMatchObject({ owner: 'job/2', token: next?.record.token })
     await expect(next?.renew()).resolves.toBeUndefined()
+    await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
+  })
+
+  it('ends the lease it judged though its stuck holder renews between the look and the write', async () => {
+    const key = 'locks/renewing'
+    const stuck = await acquire(key, { ttlMs: 600_000, owner: 'stuck-run' })
+    const client = testS3Client()
+    let reads = 0
+    client.middlewareStack.add(
+      (send, context) => async (args) => {
+        if (context.commandName === 'GetObjectCommand' && ++reads === 2) await stuck?.renew()
+        return send(args)
+      },
+      { step: 'initialize' },
+    )
+    const { code, out } = await cliIn(['force-release', ...at(key), '--owner', 'alice'], { s3: client })
+    client.destroy()
+    expect(reads).toBe(2)
+    expect(code).toBe(ExitCode.Ok)
+    expect(out).toMatch(/the holder stuck-run is fenced off$/)
+    expect(await getRecord(s3, bucket, key)).toMatchObject({
+      expires_at: 0,
+      ended_by: { token: stuck?.record.token, owner: 'stuck-run', by: 'alice', action: 'force-release' },
+    })
     await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
   })
 

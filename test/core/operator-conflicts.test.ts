@@ -60,6 +60,101 @@ describe('forceRelease', () => {
     expect(record()).toMatchObject({ token: 2, owner: 'new holder' })
   })
 
+  describe('of the lease it judged (`lease`, as the CLI)', () => {
+    it('ends that lease though it renewed since it was judged, naming it in ended_by', async () => {
+      const { lock, record } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      await stuck?.renew()
+      const freed = await operatorFor(lock('ops')).forceRelease({ lease: judged ?? undefined })
+      expect(freed?.token).toBeGreaterThan(stuck?.record.token ?? Number.POSITIVE_INFINITY)
+      expect(record()).toMatchObject({
+        token: freed?.token,
+        expires_at: 0,
+        ended_by: { token: stuck?.record.token, owner: 'stuck', by: 'ops', action: 'force-release' },
+      })
+    })
+
+    it('ends that lease when it renews between the read and the write', async () => {
+      const { store, lock, record } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      store.script('replace', async () => {
+        await stuck?.renew()
+        return undefined
+      })
+      const freed = await operatorFor(lock('ops')).forceRelease({ lease: judged ?? undefined })
+      expect(record()).toMatchObject({ token: freed?.token, ended_by: { token: stuck?.record.token } })
+    })
+
+    it('refuses, writing nothing, when another lease took the lock since it was judged', async () => {
+      const { lock, record } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      await stuck?.release()
+      const next = await leaseOf(lock('next').tryAcquire())
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(LockConflictError)
+      expect(error).toMatchObject({ reason: 'changed', key: KEY })
+      expect(String(error)).toMatch(
+        /the lease it judged \(token \d+ of stuck\) is over: next holds token \d+ now/,
+      )
+      expect(record()).toMatchObject({ token: next?.record.token, owner: 'next' })
+    })
+
+    it('refuses, writing nothing, when that lease was released since it was judged', async () => {
+      const { lock, record } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      await stuck?.release()
+      const released = record()
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(String(error)).toMatch(/the lease it judged \(token \d+ of stuck\) was released since/)
+      expect(record()).toEqual(released)
+    })
+
+    it('refuses when another lease takes the lock between its read and its write', async () => {
+      const { store, lock, record, meanwhile } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      store.script('replace', meanwhile({ token: 2, expires_at: 4_000_000_000, owner: 'new holder' }))
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(record()).toMatchObject({ token: 2, owner: 'new holder' })
+      expect(stuck?.record.token).not.toBe(2)
+    })
+
+    it('takes a refusal of a version that is still there as final, not as a change to write over again', async () => {
+      const { store, lock } = setup()
+      await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      store.script('replace', 'precondition-failed', 'precondition-failed')
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(store.count('replace')).toBe(1)
+    })
+
+    it('with an etag alone, still refuses a version its lease renewed since', async () => {
+      const { lock } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      await stuck?.renew()
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ etag: judged?.etag })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+    })
+  })
+
   it('rides out transient store failures on its read and its write', async () => {
     const { store, lock, record } = setup()
     const stuck = await leaseOf(lock('stuck').tryAcquire())

@@ -66,6 +66,34 @@ describe('lambda-singleton CLI on a DynamoDB table (--table)', () => {
     expect((await leaseOf(lock('locks/stuck').tryAcquire()))?.record.token).toBeGreaterThan(forced)
   })
 
+  it('force-releases the lease it judged though its stuck holder renews between the look and the write', async () => {
+    const stuck = await leaseOf(lock('locks/renewing', { ttlMs: 600_000, owner: 'stuck-run' }).tryAcquire())
+    const watched = testDynamoDBClient()
+    const reads: string[] = []
+    watched.middlewareStack.add(
+      (send, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && reads.push(context.commandName) === 2)
+          await stuck?.renew()
+        return send(args)
+      },
+      { step: 'initialize' },
+    )
+    const released = await cliIn(
+      ['force-release', '--key', 'locks/renewing', '--owner', 'alice', ...table()],
+      {
+        dynamodb: watched,
+      },
+    )
+    watched.destroy()
+    expect(reads).toHaveLength(2)
+    expect(released).toMatchObject({ code: ExitCode.Ok, err: '' })
+    expect(await item('locks/renewing')).toMatchObject({
+      expires_at: { N: '0' },
+      owner: { S: 'force-released by alice' },
+    })
+    await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
+  })
+
   it('leaves a lock that is not held alone and says so, unless --force', async () => {
     await leaseOf(lock('locks/free', { owner: 'done' }).tryAcquire()).then((lease) => lease?.release())
     const before = await item('locks/free')

@@ -433,13 +433,22 @@ export async function operator(stage: Stage, everyMs: number): Promise<void> {
       clock: process.clock,
       random: () => stage.world.random.next(),
     })
-    const action = world.random.pick(['pause', 'resume', 'resume', 'force-release', 'pause-now'] as const)
+    const action = world.random.pick([
+      'pause',
+      'resume',
+      'resume',
+      'force-release',
+      'force-release-judged',
+      'pause-now',
+    ] as const)
     const before = stage.store.log.length
     try {
       let wrote: boolean
       if (action === 'pause') wrote = (await operator.pause({ note: 'sim' })) !== null
       else if (action === 'pause-now') wrote = (await operator.pause({ now: true })) !== null
       else if (action === 'resume') wrote = (await operator.resume()) !== null
+      else if (action === 'force-release-judged')
+        wrote = await forceReleaseJudged(stage, operator, process.name)
       else wrote = (await operator.forceRelease()) !== null
       stage.trace(`${process.name} ${action}: ${wrote ? 'written' : 'nothing to do'}`)
     } catch (error) {
@@ -458,6 +467,33 @@ export async function operator(stage: Stage, everyMs: number): Promise<void> {
       }
     }
   }
+}
+
+/**
+ * The CLI's force-release: `inspect`, a while at the terminal, then the end of the lease seen,
+ * though its holder may have renewed, released or lost it since. I5: the version its write went
+ * over held that lease, not released.
+ */
+async function forceReleaseJudged(stage: Stage, operator: LockOperator, name: string): Promise<boolean> {
+  const { world, store, oracle } = stage
+  const info = await operator.inspect()
+  if (!info?.held) return false
+  await new Promise<void>((resolve) => world.at(world.now + world.random.int(0, 3_000), undefined, resolve))
+  const from = store.log.length
+  const written = await operator.forceRelease({ lease: info })
+  const ours = store.log.findIndex((write, index) => index >= from && write.by === name)
+  const over = ours > 0 ? store.log[ours - 1]?.body : undefined
+  const was =
+    over === undefined
+      ? undefined
+      : (JSON.parse(over) as { token?: number; owner?: string; expires_at?: number })
+  if (written && (was?.token !== info.token || was.owner !== info.owner || was.expires_at === 0)) {
+    oracle.fail(
+      'I5',
+      `${name} force-released the lease it judged (token ${info.token} of ${info.owner}), but its write went over ${over}`,
+    )
+  }
+  return written !== null
 }
 
 /** An outside writer: deletes the object, or writes an old record back. */
