@@ -62,6 +62,9 @@ export default {
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+  // The local engines' state: a running RADOS Gateway's admin socket cannot be copied into the
+  // sandbox (ENXIO), and the unit project needs no engine.
+  ignorePatterns: ['.s3-local', '.dynamodb-local', 'cdk.out', 'coverage', '.scratch'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: true,
 }

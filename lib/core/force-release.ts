@@ -78,13 +78,14 @@ export async function forceRelease(
 }
 
 /**
- * What is there after a write refused as the lock changed (a 412): read, for `ofLease` to judge.
- * Nothing of this call landed while that read shows the judged lease: a landing raised the token.
- * The same version as the one written over means the store refused a condition that held (an
- * engine that takes no quoted etag): that refusal stands, rather than a write again and again.
+ * What is there after a write refused as the lock changed (a 412; `operatorWrite` refuses for
+ * nothing else): read, for `ofLease` to judge. Nothing of this call landed while that read shows
+ * the judged lease: a landing raised the token. The same version as the one written over means
+ * the store refused a condition that held (an engine that takes no quoted etag): that refusal
+ * stands, rather than a write again and again.
  */
 async function changedSince(session: StoreSession, error: unknown, over: Snapshot, deadline: number) {
-  if (!(error instanceof LockConflictError) || error.reason !== ConflictReason.Changed) throw error
+  if (!(error instanceof LockConflictError)) throw error
   const { snapshot } = await session.read(deadline)
   if (snapshot?.etag === over.etag) throw error
   return { landed: false, current: snapshot } as const

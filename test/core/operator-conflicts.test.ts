@@ -57,7 +57,26 @@ describe('forceRelease', () => {
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
     expect(error).toMatchObject({ reason: 'changed', key: KEY })
+    expect(String(error)).toMatch(
+      /the lock changed while being released \(precondition-failed\); nothing was written/,
+    )
     expect(record()).toMatchObject({ token: 2, owner: 'new holder' })
+  })
+
+  it('refuses too when a write in flight (409) turns out to be another lease taking the lock', async () => {
+    const { store, lock, record, put } = setup()
+    await leaseOf(lock('stuck').tryAcquire())
+    store.script('replace', () => {
+      put({ token: 2, expires_at: 4_000_000_000, owner: 'new holder' })
+      return 'conflict'
+    })
+    const error = await operatorFor(lock('ops'))
+      .forceRelease()
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+    expect(String(error)).toMatch(/while being released \(conflict\)/)
+    expect(record()).toMatchObject({ token: 2, owner: 'new holder' })
+    expect(store.count('replace')).toBe(1)
   })
 
   describe('of the lease it judged (`lease`, as the CLI)', () => {
@@ -141,6 +160,68 @@ describe('forceRelease', () => {
         .catch((e: unknown) => e)
       expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
       expect(store.count('replace')).toBe(1)
+    })
+
+    it.each([
+      ['the same owner took it again (a new token)', { sameToken: false, owner: 'stuck' }],
+      ['another owner holds it under the same token', { sameToken: true, owner: 'impostor' }],
+    ])('refuses when %s, writing nothing', async (_, shape) => {
+      const { lock, record, put } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      const token = shape.sameToken ? stuck?.record.token : (stuck?.record.token ?? 0) + 1_000
+      put({ token, expires_at: 4_000_000_000, owner: shape.owner })
+      const before = record()
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(record()).toEqual(before)
+    })
+
+    it('resolves null when the object is deleted between its read and its write', async () => {
+      const { store, lock } = setup()
+      await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      store.script('replace', (memory) => {
+        memory.delete(KEY)
+        return undefined
+      })
+      expect(await operatorFor(lock('ops')).forceRelease({ lease: judged ?? undefined })).toBeNull()
+    })
+
+    it('passes a store failure on as it is, reading nothing more', async () => {
+      const { store, lock } = setup()
+      await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      const reads = store.count('read')
+      store.script('replace', 'fatal')
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockStoreError', retryable: false })
+      expect(store.count('read') - reads).toBe(1) // its own look, no second
+    })
+
+    it('gives up, writing nothing, when the lease renews under every write until its budget is spent', async () => {
+      const { store, lock, time, record, put } = setup()
+      const stuck = await leaseOf(lock('stuck').tryAcquire())
+      const judged = await operatorFor(lock('ops')).inspect()
+      // The holder's renewal, as it lands: the same lease, a later expiry, a new version.
+      const renewal = () => {
+        time.advance(3_000)
+        const { v, ...renewed } = record()
+        put({ ...renewed, expires_at: renewed.expires_at + 3 })
+        return undefined
+      }
+      store.script('replace', ...Array.from({ length: 12 }, () => renewal))
+      const error = await operatorFor(lock('ops'))
+        .forceRelease({ lease: judged ?? undefined })
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockStoreError', retryable: true, key: KEY })
+      expect(String(error)).toMatch(/kept changing while being released; nothing was written/)
+      expect(record()).toMatchObject({ owner: 'stuck', token: stuck?.record.token })
+      expect(store.count('replace')).toBe(4) // 3 s each: the fourth is past the 10 s budget
     })
 
     it('with an etag alone, still refuses a version its lease renewed since', async () => {
