@@ -1,18 +1,23 @@
 // The operator's end of a live lease: a higher token, the lease named in `ended_by`, written only
 // over the version the operator judged, or over a later one of the same lease.
-import { ConflictReason, LockConflictError, LockStoreError } from './errors.js'
-import { changed, endedBy, judged, OPERATOR_BUDGET_MS, operatorWrite, refused } from './operator-write.js'
+import { ConflictReason } from './errors.js'
+import {
+  afterRefusal,
+  changed,
+  endedBy,
+  holdsLease,
+  type JudgedLease,
+  judged,
+  OPERATOR_BUDGET_MS,
+  operatorWrite,
+  refused,
+  withinBudget,
+} from './operator-write.js'
 import type { LockRecord } from './record.js'
 import { WriteStatus } from './store.js'
-import type { Snapshot, StoreSession } from './store-session.js'
+import type { StoreSession } from './store-session.js'
 
-/** A lease, as `inspect` showed it (`LockInfo` is one). */
-export interface JudgedLease {
-  /** The lease's fencing token: each acquisition's own, kept by its renewals. */
-  readonly token: number
-  /** Its holder, as the record names it. */
-  readonly owner: string
-}
+export type { JudgedLease } from './operator-write.js'
 
 /** How `forceRelease` frees a lock: over one version of the record, or while one lease holds it. */
 export type ForceReleaseOptions =
@@ -69,31 +74,18 @@ export async function forceRelease(
       what: 'released',
       deadline,
     }).catch((error: unknown) =>
-      lease ? changedSince(session, error, over, deadline) : Promise.reject(error),
+      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
     )
     if (landing.landed) return record
     if (!lease) throw changed(session.key, 'released', WriteStatus.Conflict)
-    snapshot = current(session, landing.current, deadline)
+    snapshot = withinBudget(session, landing.current, deadline, 'released')
   }
-}
-
-/**
- * What is there after a write refused as the lock changed (a 412; `operatorWrite` refuses for
- * nothing else): read, for `ofLease` to judge. Nothing of this call landed while that read shows
- * the judged lease: a landing raised the token. The same version as the one written over means
- * the store refused a condition that held (an engine that takes no quoted etag): that refusal
- * stands, rather than a write again and again.
- */
-async function changedSince(session: StoreSession, error: unknown, over: Snapshot, deadline: number) {
-  if (!(error instanceof LockConflictError)) throw error
-  const { snapshot } = await session.read(deadline)
-  if (snapshot?.etag === over.etag) throw error
-  return { landed: false, current: snapshot } as const
 }
 
 /** Refuses, writing nothing, unless `record` still holds `lease`, not released. */
 function ofLease(key: string, record: LockRecord, lease: JudgedLease): void {
   const judgedOne = `the lease it judged (token ${lease.token} of ${lease.owner})`
+  if (holdsLease(record, lease)) return
   if (record.token !== lease.token || record.owner !== lease.owner) {
     throw refused(
       key,
@@ -101,18 +93,5 @@ function ofLease(key: string, record: LockRecord, lease: JudgedLease): void {
       ConflictReason.Changed,
     )
   }
-  if (record.expires_at === 0) throw refused(key, `${judgedOne} was released since`, ConflictReason.Changed)
-}
-
-/** The version a write met instead of its own, to judge again while the budget lasts. */
-function current(
-  session: StoreSession,
-  snapshot: Snapshot | undefined,
-  deadline: number,
-): Snapshot | undefined {
-  if (session.clock.now() < deadline) return snapshot
-  throw new LockStoreError(
-    `Lock "${session.key}": the lock kept changing while being released; nothing was written`,
-    { key: session.key, retryable: true },
-  )
+  throw refused(key, `${judgedOne} was released since`, ConflictReason.Changed)
 }

@@ -27,6 +27,50 @@ export async function judged(
   return snapshot
 }
 
+/** A lease, as an operator judged it (`LockInfo` is one). */
+export interface JudgedLease {
+  /** The lease's fencing token: each acquisition's own, kept by its renewals. */
+  readonly token: number
+  /** Its holder, as the record names it. */
+  readonly owner: string
+}
+
+/** The live lease `record` holds, whose renewals an operator's write rides out; none once released. */
+export function leaseIn(record: LockRecord): JudgedLease | undefined {
+  return record.expires_at === 0 ? undefined : { token: record.token, owner: record.owner }
+}
+
+/** Whether `record` still holds `lease`, not released: only its renewals (and operators) wrote since. */
+export function holdsLease(record: LockRecord, lease: JudgedLease): boolean {
+  return record.token === lease.token && record.owner === lease.owner && record.expires_at !== 0
+}
+
+/**
+ * After a write refused as the lock changed (a 412; `operatorWrite` refuses for nothing else):
+ * the version there now, for the caller to judge (`refusal`: the refusal, should it stand).
+ * Nothing of the call landed while that version holds the lease it judged: a landing ends it.
+ * The same version as the one written over means the store refused a condition that held (an
+ * engine that takes no quoted etag): that refusal stands, rather than a write again and again.
+ */
+export async function afterRefusal(session: StoreSession, error: unknown, over: Snapshot, deadline: number) {
+  if (!(error instanceof LockConflictError)) throw error
+  const { snapshot } = await session.read(deadline)
+  if (snapshot?.etag === over.etag) throw error
+  return { landed: false, current: snapshot, refusal: error } as const
+}
+
+/** `snapshot`, to write over again while the budget lasts; once it is spent, nothing was written. */
+export function withinBudget<T>(session: StoreSession, snapshot: T, deadline: number, what: string): T {
+  if (session.clock.now() < deadline) return snapshot
+  throw new LockStoreError(
+    `Lock "${session.key}": the lock kept changing while being ${what}; nothing was written`,
+    {
+      key: session.key,
+      retryable: true,
+    },
+  )
+}
+
 /** Who ends the lease of `previous`, and when, for `LockRecord.ended_by`. */
 export function endedBy(
   session: StoreSession,

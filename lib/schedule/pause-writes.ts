@@ -1,12 +1,16 @@
 // How an operator pauses and resumes a job: the schedule's fields written beside a live lease
 // (pause --now also ends it, as forceRelease does), through the core's operator write.
 import {
+  afterRefusal,
   changed,
   endedBy,
+  holdsLease,
   judged,
+  leaseIn,
   OPERATOR_BUDGET_MS,
   operatorWrite,
   sameJson,
+  withinBudget,
 } from '../core/operator-write.js'
 import { type LockRecord, OPERATOR_FIELDS, type PauseRecord } from '../core/record.js'
 import { WriteStatus } from '../core/store.js'
@@ -72,25 +76,34 @@ export async function pause(
 ): Promise<PauseResult | null> {
   const deadline = session.clock.now() + OPERATOR_BUDGET_MS
   let snapshot = await judged(session, options.etag, deadline)
+  // The lease it read, whose renewals in between it rides out; an etag names one version only.
+  const lease = options.etag === undefined && snapshot ? leaseIn(snapshot.record) : undefined
   for (;;) {
     if (!snapshot) return null
-    const planned = pausing(session, snapshot, operator, options)
+    const over = snapshot
+    const planned = pausing(session, over, operator, options)
     const landing = await operatorWrite(session, {
       record: planned.record,
-      etag: snapshot.etag,
+      etag: over.etag,
       what: 'paused',
       deadline,
       isOurs: (current) =>
         sameJson(current.paused, planned.record.paused) &&
         (!planned.endedLease || sameJson(current.ended_by, planned.record.ended_by)),
-    })
+    }).catch((error: unknown) =>
+      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
+    )
     if (landing.landed)
-      return { ...planned, previous: snapshot.record, ...(landing.after && { after: landing.after }) }
-    // A pause that may end a lease was judged on what it read: it ends none it did not see.
-    if (options.now === true || options.etag !== undefined) {
-      throw changed(session.key, 'paused', WriteStatus.Conflict)
+      return { ...planned, previous: over.record, ...(landing.after && { after: landing.after }) }
+    const renewed =
+      lease !== undefined && landing.current !== undefined && holdsLease(landing.current.record, lease)
+    if (!renewed) {
+      if ('refusal' in landing) throw landing.refusal
+      // A pause that may end a lease was judged on what it read: it ends none it did not see.
+      if (options.now === true || options.etag !== undefined)
+        throw changed(session.key, 'paused', WriteStatus.Conflict)
     }
-    snapshot = landing.current
+    snapshot = withinBudget(session, landing.current, deadline, 'paused')
   }
 }
 
@@ -123,20 +136,28 @@ function pausing(session: StoreSession, snapshot: Snapshot, operator: string, op
 export async function resume(session: StoreSession): Promise<ResumeResult | null> {
   const deadline = session.clock.now() + OPERATOR_BUDGET_MS
   let { snapshot } = await session.read(deadline)
+  const lease = snapshot && leaseIn(snapshot.record)
   for (;;) {
     if (!snapshot) return null
     const lifted = snapshot.record.paused
     if (lifted === undefined) return { record: snapshot.record, lifted }
     const record = withSchedule(snapshot.record, CLEARED_SCHEDULE)
+    const over = snapshot
     const landing = await operatorWrite(session, {
       record,
-      etag: snapshot.etag,
+      etag: over.etag,
       what: 'resumed',
       deadline,
       isOurs: (current) => current.paused === undefined,
-    })
+    }).catch((error: unknown) =>
+      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
+    )
     if (landing.landed) return { record: landing.after ?? record, lifted }
-    // Lifting a pause ends no lease: it goes over what is there now.
-    snapshot = landing.current
+    // Lifting a pause ends no lease: it goes over what is there now, after a 409; after a 412,
+    // only over a renewal of the lease it read.
+    const renewed =
+      lease !== undefined && landing.current !== undefined && holdsLease(landing.current.record, lease)
+    if (!renewed && 'refusal' in landing) throw landing.refusal
+    snapshot = withinBudget(session, landing.current, deadline, 'resumed')
   }
 }

@@ -23,6 +23,23 @@ const at = (key: string) => ['--bucket', bucket, '--key', key]
 const acquire = (key: string, options: { owner?: string; ttlMs?: number } = {}) =>
   leaseOf(new S3Lock({ s3, bucket, key, ...options }).tryAcquire())
 
+/**
+ * A client for the command that runs `meanwhile` before its `nth` request of `command` is sent
+ * (another process writing between the command's steps); `sent` counts those requests.
+ */
+function clientWith(command: string, nth: number, meanwhile: () => Promise<unknown>) {
+  const client = testS3Client()
+  const counted = { sent: 0 }
+  client.middlewareStack.add(
+    (send, context) => async (args) => {
+      if (context.commandName === command && ++counted.sent === nth) await meanwhile()
+      return send(args)
+    },
+    { step: 'initialize' },
+  )
+  return Object.assign(client, { counted })
+}
+
 describe('lambda-singleton inspect, on a real S3 engine', () => {
   it('prints a held lock as a table of fields, writing nothing', async () => {
     await acquire('locks/inspect', { owner: 'job/1', ttlMs: 600_000 })
@@ -118,19 +135,11 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
     const key = 'locks/judged'
     const stuck = await acquire(key, { ttlMs: 600_000, owner: 'stuck-run' })
     // Between the command's look at the lock and its write, another operator frees it and a new run takes it.
-    const client = testS3Client()
-    let reads = 0
     const runs: Awaited<ReturnType<typeof acquire>>[] = []
-    client.middlewareStack.add(
-      (send, context) => async (args) => {
-        if (context.commandName === 'GetObjectCommand' && ++reads === 2) {
-          await operatorFor(new S3Lock({ s3, bucket, key, owner: 'bob' })).forceRelease()
-          runs.push(await acquire(key, { ttlMs: 600_000, owner: 'job/2' }))
-        }
-        return send(args)
-      },
-      { step: 'initialize' },
-    )
+    const client = clientWith('GetObjectCommand', 2, async () => {
+      await operatorFor(new S3Lock({ s3, bucket, key, owner: 'bob' })).forceRelease()
+      runs.push(await acquire(key, { ttlMs: 600_000, owner: 'job/2' }))
+    })
     const { code, err } = await cliIn(['force-release', ...at(key), '--owner', 'alice'], { s3: client })
     client.destroy()
     const [next] = runs
@@ -146,18 +155,10 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
   it('ends the lease it judged though its stuck holder renews between the look and the write', async () => {
     const key = 'locks/renewing'
     const stuck = await acquire(key, { ttlMs: 600_000, owner: 'stuck-run' })
-    const client = testS3Client()
-    let reads = 0
-    client.middlewareStack.add(
-      (send, context) => async (args) => {
-        if (context.commandName === 'GetObjectCommand' && ++reads === 2) await stuck?.renew()
-        return send(args)
-      },
-      { step: 'initialize' },
-    )
+    const client = clientWith('GetObjectCommand', 2, async () => stuck?.renew())
     const { code, out } = await cliIn(['force-release', ...at(key), '--owner', 'alice'], { s3: client })
     client.destroy()
-    expect(reads).toBe(2)
+    expect(client.counted.sent).toBe(2)
     expect(code).toBe(ExitCode.Ok)
     expect(out).toMatch(/the holder stuck-run is fenced off$/)
     expect(await getRecord(s3, bucket, key)).toMatchObject({
@@ -206,6 +207,23 @@ describe('lambda-singleton force-release, on a real S3 engine', () => {
   it('creates nothing where there is no lock', async () => {
     expect(await cli('force-release', ...at('locks/never'))).toMatchObject({ code: ExitCode.NotFound })
     await expect(getRaw(s3, bucket, 'locks/never')).rejects.toMatchObject({ name: 'NoSuchKey' })
+  })
+})
+
+describe('lambda-singleton pause --now, on a real S3 engine', () => {
+  it('ends the lease it read though its holder renews just before the write lands', async () => {
+    const key = 'locks/pause-renewing'
+    const stuck = await acquire(key, { ttlMs: 600_000, owner: 'stuck-run' })
+    const client = clientWith('PutObjectCommand', 1, async () => stuck?.renew())
+    const paused = await cliIn(['pause', ...at(key), '--now', '--owner', 'alice'], { s3: client })
+    client.destroy()
+    expect(client.counted.sent).toBe(2) // refused over the renewal, then written over it
+    expect(paused).toMatchObject({ code: ExitCode.Ok, err: '' })
+    expect(await getRecord(s3, bucket, key)).toMatchObject({
+      paused: { by: 'alice' },
+      ended_by: { token: stuck?.record.token, owner: 'stuck-run', by: 'alice', action: 'pause' },
+    })
+    await expect(stuck?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
   })
 })
 

@@ -88,7 +88,7 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
   })
 
   it('pauses now over the lease it judged once the 409 passes, and over no other', async () => {
-    const { store, lock, stored } = setup()
+    const { store, lock, elsewhere, stored } = setup()
     const lease = await leaseOf(lock('job/1').tryAcquire())
     if (!lease) throw new Error('not acquired')
     store.script('replace', 'conflict')
@@ -96,10 +96,11 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
     expect(result).toMatchObject({ wasHeld: true, endedLease: true })
     expect(stored().token).toBeGreaterThan(lease.record.token)
     await operatorFor(lock('ops')).resume()
-    // The holder wrote in the 409's wake: a pause --now judged the record before it, so it refuses.
+    // Another lease took the lock in the 409's wake: a pause --now judged the record before it, so it refuses.
     const next = await leaseOf(lock('job/2').tryAcquire())
+    await next?.release()
     store.script('replace', async () => {
-      await next?.renew()
+      await leaseOf(elsewhere('job/3').tryAcquire())
       return 'conflict' as const
     })
     const error = await operatorFor(lock('ops'))
@@ -107,10 +108,50 @@ describe('an operator answered 409 (ConditionalRequestConflict)', () => {
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LockConflictError)
     expect(error).toMatchObject({ reason: 'changed' })
-    expect(stored()).toMatchObject({ token: next?.record.token, owner: 'job/2' })
+    expect(stored()).toMatchObject({ owner: 'job/3' })
     expect(stored().paused).toBeUndefined()
-    await next?.release()
-    expect(next?.signal.aborted).toBe(false)
+  })
+
+  it("pauses (without --now) over another lease that took the lock in the 409's wake, ending none", async () => {
+    const { store, lock, elsewhere, stored } = setup()
+    const first = await leaseOf(lock('job/1').tryAcquire())
+    await first?.release()
+    store.script('replace', async () => {
+      await leaseOf(elsewhere('job/2').tryAcquire())
+      return 'conflict' as const
+    })
+    const result = await operatorFor(lock('ops')).pause({ note: 'n' })
+    expect(result).toMatchObject({ wasHeld: true, endedLease: false })
+    expect(stored()).toMatchObject({ owner: 'job/2', paused: { note: 'n' } })
+  })
+
+  it("pauses with an etag only over that version, though its lease renewed in the 409's wake", async () => {
+    const { store, lock } = setup()
+    const lease = await leaseOf(lock('job/1').tryAcquire())
+    const info = await operatorFor(lock('ops')).inspect()
+    store.script('replace', async () => {
+      await lease?.renew()
+      return 'conflict' as const
+    })
+    const error = await operatorFor(lock('ops'))
+      .pause({ etag: info?.etag })
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+  })
+
+  it("pauses now over the lease it judged though that lease renewed in the 409's wake", async () => {
+    const { store, lock, stored } = setup()
+    const lease = await leaseOf(lock('job/1').tryAcquire())
+    store.script('replace', async () => {
+      await lease?.renew()
+      return 'conflict' as const
+    })
+    const result = await operatorFor(lock('ops')).pause({ now: true })
+    expect(result).toMatchObject({ wasHeld: true, endedLease: true })
+    expect(stored()).toMatchObject({
+      ended_by: { token: lease?.record.token, owner: 'job/1', action: 'pause' },
+    })
+    await expect(lease?.renew()).rejects.toMatchObject({ reason: 'released-by-operator' })
   })
 })
 

@@ -176,6 +176,7 @@ describe('forceRelease', () => {
         .forceRelease({ lease: judged ?? undefined })
         .catch((e: unknown) => e)
       expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(String(error)).toMatch(new RegExp(`is over: ${shape.owner} holds token ${token} now`))
       expect(record()).toEqual(before)
     })
 

@@ -165,6 +165,100 @@ describe('pause and resume (operator)', () => {
     expect(JSON.parse(store.peek(KEY) ?? '').paused).toBeUndefined()
   })
 
+  describe('when the holder renews between its read and its write', () => {
+    /** Runs `meanwhile` once, just before the first write of the operator's that `mine` picks reaches the store. */
+    const beforeFirstWrite = (
+      store: MemoryLockStore,
+      meanwhile: () => unknown,
+      mine: (body: string) => boolean = () => true,
+    ) => {
+      const replace = store.replace.bind(store)
+      let raced = false
+      store.replace = async (key, body, etag, options) => {
+        if (!raced && mine(body)) {
+          raced = true
+          await meanwhile()
+        }
+        return replace(key, body, etag, options)
+      }
+    }
+    const pausing = (body: string) => body.includes('alice@ops')
+    /** A record of another lease, as a run that took the lock in between wrote it. */
+    const anotherLease = (store: MemoryLockStore, record: LockRecord) => () =>
+      store.putRaw(KEY, JSON.stringify({ ...record, token: record.token + 5, owner: 'job/2' }))
+    const held = async (contender: (owner: string) => Lock) => {
+      const lease = await leaseOf(contender('job/1').tryAcquire())
+      if (!lease) throw new Error('not acquired')
+      return lease
+    }
+
+    it.each([
+      ['pause', { now: false }],
+      ['pause --now', { now: true }],
+    ])('%s rides the renewal out: it is the lease it read', async (_, options) => {
+      const { store, contender, operator, stored } = setup()
+      const lease = await held(contender)
+      beforeFirstWrite(store, () => lease.renew(), pausing)
+      const result = await operator.pause({ note: 'n', ...options })
+      expect(result).toMatchObject({ wasHeld: true, endedLease: options.now === true })
+      expect(stored()).toMatchObject({ paused: { by: 'alice@ops', note: 'n' } })
+      if (options.now) expect(stored().ended_by).toMatchObject({ token: lease.record.token, owner: 'job/1' })
+      else expect(stored()).toMatchObject({ token: lease.record.token, owner: 'job/1' })
+    })
+
+    it('resume rides it out too', async () => {
+      const { store, contender, operator, stored } = setup()
+      const lease = await held(contender)
+      await operator.pause({ note: 'n' })
+      beforeFirstWrite(
+        store,
+        () => lease.renew(),
+        (body) => !body.includes('"paused"'),
+      )
+      expect(await operator.resume()).toMatchObject({ lifted: { note: 'n' } })
+      expect(stored().paused).toBeUndefined()
+      expect(stored()).toMatchObject({ token: lease.record.token, owner: 'job/1' })
+    })
+
+    it('pause with an etag refuses it: an etag names one version only', async () => {
+      const { store, contender, operator } = setup()
+      const lease = await held(contender)
+      const info = await operator.inspect()
+      beforeFirstWrite(store, () => lease.renew(), pausing)
+      const error = await operator.pause({ etag: info?.etag }).catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+    })
+
+    it('pause refuses when the object is deleted in between, writing nothing', async () => {
+      const { store, contender, operator } = setup()
+      await held(contender)
+      beforeFirstWrite(store, () => store.delete(KEY))
+      const error = await operator.pause().catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(store.peek(KEY)).toBeUndefined()
+    })
+
+    it('resume still refuses another lease written in between, nothing written', async () => {
+      const { store, contender, operator, stored } = setup()
+      await held(contender)
+      await operator.pause({ note: 'n' })
+      beforeFirstWrite(store, anotherLease(store, stored()))
+      const error = await operator.resume().catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(stored()).toMatchObject({ owner: 'job/2', paused: { note: 'n' } })
+    })
+
+    it('pause still refuses another lease written in between, nothing written', async () => {
+      const { store, contender, operator, stored } = setup()
+      await held(contender)
+      beforeFirstWrite(store, anotherLease(store, stored()))
+      const error = await operator.pause().catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'LockConflictError', reason: 'changed' })
+      expect(stored()).toMatchObject({ owner: 'job/2' })
+      expect(stored().paused).toBeUndefined()
+    })
+  })
+
   it('leaves a held lock held: the holder renews, checkpoints and releases, keeping the pause', async () => {
     const { contender, operator, stored } = setup()
     const lease = await leaseOf(contender('job/1').tryAcquire())
