@@ -2,7 +2,6 @@
 // over the version the operator judged, or over a later one of the same lease.
 import { ConflictReason } from './errors.js'
 import {
-  afterRefusal,
   changed,
   endedBy,
   holdsLease,
@@ -60,22 +59,20 @@ export async function forceRelease(
   for (;;) {
     if (!snapshot) return null
     if (lease) ofLease(session.key, snapshot.record, lease)
-    const over = snapshot
     const record: LockRecord = {
-      ...over.record,
-      token: session.nextToken(over.record.token),
+      ...snapshot.record,
+      token: session.nextToken(snapshot.record.token),
       expires_at: 0,
       owner: `force-released by ${operator}`,
-      ended_by: endedBy(session, over.record, operator, 'force-release'),
+      ended_by: endedBy(session, snapshot.record, operator, 'force-release'),
     }
     const landing = await operatorWrite(session, {
       record,
-      etag: over.etag,
+      etag: snapshot.etag,
       what: 'released',
       deadline,
-    }).catch((error: unknown) =>
-      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
-    )
+      ...(lease && { rideOut: lease }),
+    })
     if (landing.landed) return record
     if (!lease) throw changed(session.key, 'released', WriteStatus.Conflict)
     snapshot = withinBudget(session, landing.current, deadline, 'released')

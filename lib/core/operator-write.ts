@@ -41,22 +41,14 @@ export function leaseIn(record: LockRecord): JudgedLease | undefined {
 }
 
 /** Whether `record` still holds `lease`, not released: only its renewals (and operators) wrote since. */
-export function holdsLease(record: LockRecord, lease: JudgedLease): boolean {
-  return record.token === lease.token && record.owner === lease.owner && record.expires_at !== 0
-}
-
-/**
- * After a write refused as the lock changed (a 412; `operatorWrite` refuses for nothing else):
- * the version there now, for the caller to judge (`refusal`: the refusal, should it stand).
- * Nothing of the call landed while that version holds the lease it judged: a landing ends it.
- * The same version as the one written over means the store refused a condition that held (an
- * engine that takes no quoted etag): that refusal stands, rather than a write again and again.
- */
-export async function afterRefusal(session: StoreSession, error: unknown, over: Snapshot, deadline: number) {
-  if (!(error instanceof LockConflictError)) throw error
-  const { snapshot } = await session.read(deadline)
-  if (snapshot?.etag === over.etag) throw error
-  return { landed: false, current: snapshot, refusal: error } as const
+export function holdsLease(record: LockRecord | undefined, lease: JudgedLease | undefined): boolean {
+  return (
+    record !== undefined &&
+    lease !== undefined &&
+    record.token === lease.token &&
+    record.owner === lease.owner &&
+    record.expires_at !== 0
+  )
 }
 
 /** `snapshot`, to write over again while the budget lasts; once it is spent, nothing was written. */
@@ -91,12 +83,20 @@ interface OperatorWrite {
   readonly deadline: number
   /** Whether `current`, written after a lost answer, shows this write landed under it. */
   readonly isOurs?: (current: LockRecord) => boolean
+  /**
+   * The lease the caller read, whose renewals it rides out: a refusal (412) is then read again
+   * and answered as `landed` false with its `refusal`, for the caller to judge what is there.
+   */
+  readonly rideOut?: JudgedLease
 }
 
-/** Written (`after`: what a settle read found written over it since), or not, after a 409 and a change. */
+/**
+ * Written (`after`: what a settle read found written over it since), or not: after a 409 and a
+ * change, or after a refusal (`refusal`, with `rideOut`) that a read found a change behind.
+ */
 type Landing =
   | { readonly landed: true; readonly after?: LockRecord }
-  | { readonly landed: false; readonly current: Snapshot | undefined }
+  | { readonly landed: false; readonly current: Snapshot | undefined; readonly refusal?: LockConflictError }
 
 /**
  * Replaces the record read with etag `etag`, and says whether it landed. A lost answer is settled
@@ -119,7 +119,9 @@ export async function operatorWrite(session: StoreSession, write: OperatorWrite)
       // A settle read after a lost answer found another write: ours may be under it.
       if (result.current && isOurs(result.current.record))
         return { landed: true, after: result.current.record }
-      throw changed(session.key, what, result.status)
+      const refusal = changed(session.key, what, result.status)
+      if (!write.rideOut) throw refusal
+      return afterRefusal(session, refusal, etag, deadline)
     }
     const { snapshot } = await session.read(deadline)
     if (snapshot?.etag !== etag) {
@@ -137,6 +139,24 @@ export async function operatorWrite(session: StoreSession, write: OperatorWrite)
       )
     }
   }
+}
+
+/**
+ * After a write refused as the lock changed (a 412): the version there now, read again, for the
+ * caller to judge. Nothing of the call landed while that version holds the lease it judged: a
+ * landing ends it. The same version as the one written over (`etag`) means the store refused a
+ * condition that held (an engine that takes no quoted etag): that refusal stands, rather than a
+ * write again and again.
+ */
+async function afterRefusal(
+  session: StoreSession,
+  refusal: LockConflictError,
+  etag: string,
+  deadline: number,
+): Promise<Landing> {
+  const { snapshot } = await session.read(deadline)
+  if (snapshot?.etag === etag) throw refusal
+  return { landed: false, current: snapshot, refusal }
 }
 
 /** A store failure after the write was sent: it may have landed, and only a read can tell. */

@@ -1,7 +1,6 @@
 // How an operator pauses and resumes a job: the schedule's fields written beside a live lease
 // (pause --now also ends it, as forceRelease does), through the core's operator write.
 import {
-  afterRefusal,
   changed,
   endedBy,
   holdsLease,
@@ -80,25 +79,21 @@ export async function pause(
   const lease = options.etag === undefined && snapshot ? leaseIn(snapshot.record) : undefined
   for (;;) {
     if (!snapshot) return null
-    const over = snapshot
-    const planned = pausing(session, over, operator, options)
+    const planned = pausing(session, snapshot, operator, options)
     const landing = await operatorWrite(session, {
       record: planned.record,
-      etag: over.etag,
+      etag: snapshot.etag,
       what: 'paused',
       deadline,
       isOurs: (current) =>
         sameJson(current.paused, planned.record.paused) &&
         (!planned.endedLease || sameJson(current.ended_by, planned.record.ended_by)),
-    }).catch((error: unknown) =>
-      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
-    )
+      ...(lease && { rideOut: lease }),
+    })
     if (landing.landed)
-      return { ...planned, previous: over.record, ...(landing.after && { after: landing.after }) }
-    const renewed =
-      lease !== undefined && landing.current !== undefined && holdsLease(landing.current.record, lease)
-    if (!renewed) {
-      if ('refusal' in landing) throw landing.refusal
+      return { ...planned, previous: snapshot.record, ...(landing.after && { after: landing.after }) }
+    if (!holdsLease(landing.current?.record, lease)) {
+      if (landing.refusal) throw landing.refusal
       // A pause that may end a lease was judged on what it read: it ends none it did not see.
       if (options.now === true || options.etag !== undefined)
         throw changed(session.key, 'paused', WriteStatus.Conflict)
@@ -142,22 +137,18 @@ export async function resume(session: StoreSession): Promise<ResumeResult | null
     const lifted = snapshot.record.paused
     if (lifted === undefined) return { record: snapshot.record, lifted }
     const record = withSchedule(snapshot.record, CLEARED_SCHEDULE)
-    const over = snapshot
     const landing = await operatorWrite(session, {
       record,
-      etag: over.etag,
+      etag: snapshot.etag,
       what: 'resumed',
       deadline,
       isOurs: (current) => current.paused === undefined,
-    }).catch((error: unknown) =>
-      lease ? afterRefusal(session, error, over, deadline) : Promise.reject(error),
-    )
+      ...(lease && { rideOut: lease }),
+    })
     if (landing.landed) return { record: landing.after ?? record, lifted }
     // Lifting a pause ends no lease: it goes over what is there now, after a 409; after a 412,
     // only over a renewal of the lease it read.
-    const renewed =
-      lease !== undefined && landing.current !== undefined && holdsLease(landing.current.record, lease)
-    if (!renewed && 'refusal' in landing) throw landing.refusal
+    if (landing.refusal && !holdsLease(landing.current?.record, lease)) throw landing.refusal
     snapshot = withinBudget(session, landing.current, deadline, 'resumed')
   }
 }
